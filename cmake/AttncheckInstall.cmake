@@ -1,0 +1,16 @@
+# `cmake --install build` puts the CLI, the plugin header and a package
+# configuration in place, so plugin authors write
+#   find_package(attncheck REQUIRED)
+#   target_link_libraries(my_plugin PRIVATE attncheck::plugin)
+include_guard(GLOBAL)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS attncheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/attncheck/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attncheck)
+install(TARGETS attncheck_plugin EXPORT attncheckTargets)
+install(EXPORT attncheckTargets NAMESPACE attncheck:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attncheck)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/attncheckConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/attncheckConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attncheck)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/attncheckConfigVersion.cmake COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/attncheckConfig.cmake ${PROJECT_BINARY_DIR}/attncheckConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attncheck)

@@ -1,0 +1,47 @@
+#include "finding.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "casefile/case_file.h"
+
+namespace attncheck::fuzz {
+
+namespace {
+
+std::string regression_dir() {
+  const char* d = std::getenv("ATTNCHECK_REGRESSION_DIR");
+  return d && *d ? d : "regressions";
+}
+
+}  // namespace
+
+void report_finding(const Problem& p, const std::string& law, const Implementation& impl,
+                    const std::string& message) {
+  CaseRecord rec;
+  rec.problem = p;
+  rec.law = law;
+  rec.implementation = impl.name();
+  rec.source = impl.source();
+  rec.found_by = "libfuzzer";
+  rec.message = message;
+  std::fprintf(stderr, "\n== attncheck finding: law %s fails for %s (%s)\n%s\n%s\n", law.c_str(),
+               rec.implementation.c_str(), rec.source.c_str(), message.c_str(), p.describe().c_str());
+  try {
+    const std::string path = save_case(rec, regression_dir());
+    std::fprintf(stderr, "== case file: %s\n== reproduce: attncheck replay %s\n", path.c_str(), path.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "== could not save the case file: %s\n%s\n", e.what(), case_to_json(rec).c_str());
+  }
+  std::fflush(stderr);
+  std::abort();
+}
+
+void report_defect(const std::string& what) {
+  std::fprintf(stderr, "\n== attncheck finding: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace attncheck::fuzz

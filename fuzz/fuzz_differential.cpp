@@ -1,0 +1,24 @@
+// fuzz_differential: bytes -> Problem -> a built-in reference (reference,
+// naive, online) judged against the oracle (matches_oracle) or one of the
+// cheap laws; the first two bytes pick the pair (law_sweep.h). The references
+// are correct by construction, so any finding is a bug in a reference, a law,
+// the oracle's bound or the call encoding: the suite's own soundness, checked
+// with coverage guidance.
+//
+// Run: build-fuzz/fuzz/fuzz_differential -dict=fuzz/dicts/problem.dict fuzz-work/d fuzz/corpus/fuzz_differential
+#include <cstddef>
+#include <cstdint>
+
+#include "law_sweep.h"
+#include "problem_decoder.h"
+
+using namespace attncheck;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::vector<const Law*> laws = fuzz::differential_laws();
+  static const std::vector<std::unique_ptr<Implementation>> impls = fuzz::references();
+  const fuzz::Pick pick = fuzz::pick_pair(impls, laws, data, size);
+  const Problem p = fuzz::decode_problem(data, size, fuzz::ValueMix::any);
+  for (Implementation* impl : pick.impls) fuzz::judge(*impl, p, pick.laws);
+  return 0;
+}

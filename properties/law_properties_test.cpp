@@ -1,0 +1,48 @@
+// Every law against every built-in reference: each must hold on every case.
+// One GoogleTest per (law, implementation), named Law/Implementation.
+#include <gtest/gtest.h>
+
+#include "impls/builtins.h"
+#include "impls/in_process.h"
+#include "laws/law.h"
+#include "property_env.h"
+
+namespace attncheck {
+namespace {
+
+struct LawOnImpl {
+  std::string law, impl;
+};
+
+std::vector<LawOnImpl> all_pairs() {
+  std::vector<LawOnImpl> pairs;
+  for (const Law& law : all_laws())
+    for (const BuiltinInfo& b : builtins())
+      if (b.kind == BuiltinKind::reference) pairs.push_back({law.name, std::string(b.name)});
+  return pairs;
+}
+
+class LawHolds : public ::testing::TestWithParam<LawOnImpl> {};
+
+TEST_P(LawHolds, OnReference) {
+  const Law* law = find_law(GetParam().law);
+  ASSERT_NE(law, nullptr);
+  auto impl = make_builtin(GetParam().impl);
+  ASSERT_NE(impl, nullptr);
+  const RunOptions options = testing::property_options();
+  const LawReport r = run_law(*law, *impl, options);
+  EXPECT_NE(r.status, LawStatus::fail)
+      << law->name << " failed on " << impl->name() << ": " << r.message << "\n"
+      << (r.counterexample ? r.counterexample->describe() : "") << testing::save_counterexample(r, *impl, options);
+  EXPECT_FALSE(r.fault_case) << "process fault: " << r.fault_message;
+  if (r.status == LawStatus::skipped) GTEST_SKIP() << r.message;
+  EXPECT_GT(r.cases, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Laws, LawHolds, ::testing::ValuesIn(all_pairs()),
+                         [](const ::testing::TestParamInfo<LawOnImpl>& info) {
+                           return info.param.law + "_" + info.param.impl;
+                         });
+
+}  // namespace
+}  // namespace attncheck

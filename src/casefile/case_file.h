@@ -1,0 +1,74 @@
+// A regression case file: one failing call, with the law it broke and how it
+// was found, stored as JSON so that it is read by people and replayed forever.
+//
+// The file holds the whole Problem exactly: every tensor element is a C99
+// hex-float string ("0x1.8p+1", "-0x0p+0", "nan", "-nan", "inf", "-inf"), so a
+// case round-trips bit for bit in its dtype (NaN keeps its sign, not its
+// payload). Format (schema_version 1):
+//   {
+//     "schema_version": 1,
+//     "law": "matches_oracle",
+//     "problem": {
+//       "dtype": "f32",                      // f32 | f64 | f16 | bf16
+//       "batch": 1, "heads": 1, "q_len": 2, "kv_len": 2, "head_dim": 2, "value_dim": 1,
+//       "causal": "none",                    // none | top_left | bottom_right
+//       "scale": "default",                  // a number, or "default" (1/sqrt(head_dim))
+//       "q": [ "0x1p+0", "-0x1.8p+1",        // [batch][heads][q_len][head_dim], one row a line
+//              "0x0p+0", "0x1p-2" ],
+//       "k": [ ... ],                        // [batch][heads][kv_len][head_dim]
+//       "v": [ ... ],                        // [batch][heads][kv_len][value_dim]
+//       "mask": "1011"                       // [batch][heads][q_len][kv_len] as '0'/'1', or null
+//     },
+//     "history": {"implementation": "seed_unscaled", "source": "builtin:seed_unscaled",
+//                 "seed": 42, "found_by": "rapidcheck", "message": "...", "diagnosis": "...",
+//                 "date": "2025-01-31T12:00:00Z"}
+//   }
+// Hand-written cases may also give tensor elements as JSON numbers or decimal
+// strings; every element must be exactly representable in the dtype.
+//
+// Example usage:
+//   CaseRecord rec{.problem = failing, .law = "matches_oracle", .implementation = impl.name(),
+//                  .source = impl.source(), .found_by = "rapidcheck", .message = verdict.message};
+//   const std::string path = save_case(rec, "build/regressions");   // build/regressions/matches_oracle-<hash>.json
+//   const CaseRecord again = load_case(path);                       // again.problem == failing, bit for bit
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "problem/problem.h"
+
+namespace attncheck {
+
+struct CaseRecord {
+  int schema_version = 1;
+  Problem problem;
+  std::string law, implementation, source /* "builtin:x" | "plugin:/p" */,
+      found_by /* rapidcheck|libfuzzer|manual */, message, diagnosis, date /* ISO 8601 UTC */;
+  uint64_t seed = 0;
+};
+
+// what() names the file and the problem, e.g.
+//   "regression/cases/x.json: problem.q holds 3 elements but the shape needs 4".
+struct CaseFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string case_to_json(const CaseRecord&);
+// Parses and validates (schema, shape caps before any allocation, tensor
+// lengths, dtype representability, mask); throws CaseFileError.
+CaseRecord case_from_json(const std::string& text, const std::string& name_for_errors);
+// Reads at most kMaxCaseFileBytes (casefile/case_limits.h); throws CaseFileError.
+CaseRecord load_case(const std::string& path);
+// Writes <dir>/<law>-<content hash>.json atomically (temp + rename); identical case already there: returns its path;
+// never overwrites a different file. Creates dir. Returns the path. Throws CaseFileError on I/O failure.
+// The content hash covers the law and the problem, not the history: the same
+// failing call found twice is stored once (the first history is kept). A
+// different file under that name (a hash collision, or a damaged file) makes
+// the new case take a suffixed name, <law>-<hash>-2.json. An empty `date` is
+// stamped with the current UTC time. Safe for several processes saving into
+// one folder at once.
+std::string save_case(const CaseRecord&, const std::string& dir);
+
+}  // namespace attncheck

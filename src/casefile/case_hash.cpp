@@ -1,0 +1,67 @@
+#include "casefile/case_hash.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+
+namespace attncheck {
+namespace {
+
+struct Fnv1a {
+  uint64_t h = 0xcbf29ce484222325ull;
+  void bytes(const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  }
+  void u64(uint64_t x) {
+    for (int i = 0; i < 8; ++i) {
+      const unsigned char b = static_cast<unsigned char>(x >> (8 * i));
+      bytes(&b, 1);
+    }
+  }
+  void i64(int64_t x) { u64(static_cast<uint64_t>(x)); }
+  // The text of a string and its length, so "ab"+"c" differs from "a"+"bc".
+  void str(const std::string& s) { u64(s.size()); bytes(s.data(), s.size()); }
+  void real(double x) {
+    if (std::isnan(x)) x = std::signbit(x) ? -std::nan("") : std::nan("");
+    u64(std::bit_cast<uint64_t>(x));
+  }
+};
+
+}  // namespace
+
+uint64_t case_content_hash(const CaseRecord& rec) {
+  const Problem& p = rec.problem;
+  Fnv1a f;
+  f.str(rec.law);
+  f.i64(static_cast<int64_t>(p.dtype));
+  for (int64_t e : {p.shape.batch, p.shape.heads, p.shape.q_len, p.shape.kv_len, p.shape.head_dim,
+                    p.shape.value_dim})
+    f.i64(e);
+  f.i64(static_cast<int64_t>(p.causal));
+  f.real(p.scale);
+  for (const auto* t : {&p.q, &p.k, &p.v}) {
+    f.u64(t->size());
+    for (double x : *t) f.real(x);
+  }
+  f.u64(p.mask.size());
+  for (uint8_t m : p.mask) {
+    const unsigned char b = m ? 1 : 0;
+    f.bytes(&b, 1);
+  }
+  return f.h;
+}
+
+std::string case_file_name(const CaseRecord& rec) {
+  std::string law = rec.law.empty() ? std::string("case") : rec.law;
+  for (char& c : law) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) c = '_';
+  }
+  if (law.size() > 100) law.resize(100);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(case_content_hash(rec)));
+  return law + "-" + hex + ".json";
+}
+
+}  // namespace attncheck

@@ -1,0 +1,262 @@
+// Case records to and from JSON text (format: casefile/case_file.h). Reading
+// trusts nothing: every size is checked against casefile/case_limits.h with
+// overflow-safe products before a tensor is allocated, and every refusal
+// names the file and the field.
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "casefile/case_file.h"
+#include "casefile/case_limits.h"
+#include "casefile/float_text.h"
+
+namespace attncheck {
+namespace {
+
+using nlohmann::json;
+
+// A JSON string literal; invalid UTF-8 (an implementation's error text may
+// hold any bytes) is replaced rather than refused.
+std::string quoted(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// One tensor as a flat JSON array, one row of `cols` elements a line.
+void write_tensor(std::ostringstream& os, const char* name, const std::vector<double>& t, int64_t cols, bool last) {
+  os << "    \"" << name << "\": [";
+  const bool rows = cols > 0 && !t.empty() && t.size() % static_cast<std::size_t>(cols) == 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (i == 0 || (rows && i % static_cast<std::size_t>(cols) == 0)) os << (i ? ",\n      " : "\n      ");
+    else os << ", ";
+    os << '"' << exact_float_text(t[i]) << '"';
+  }
+  os << (t.empty() ? "]" : "\n    ]") << (last ? "\n" : ",\n");
+}
+
+}  // namespace
+
+std::string case_to_json(const CaseRecord& rec) {
+  const Problem& p = rec.problem;
+  std::ostringstream os;
+  os << "{\n  \"schema_version\": " << rec.schema_version << ",\n  \"law\": " << quoted(rec.law)
+     << ",\n  \"problem\": {\n"
+     << "    \"dtype\": \"" << dtype_name(p.dtype) << "\",\n"
+     << "    \"batch\": " << p.shape.batch << ",\n    \"heads\": " << p.shape.heads << ",\n"
+     << "    \"q_len\": " << p.shape.q_len << ",\n    \"kv_len\": " << p.shape.kv_len << ",\n"
+     << "    \"head_dim\": " << p.shape.head_dim << ",\n    \"value_dim\": " << p.shape.value_dim << ",\n"
+     << "    \"causal\": \"" << causal_name(p.causal) << "\",\n    \"scale\": ";
+  // A finite scale as a JSON number (shortest text that reads back to the
+  // same double); the default and non-finite scales as strings.
+  if (std::isnan(p.scale)) os << "\"default\"";
+  else if (std::isinf(p.scale)) os << '"' << exact_float_text(p.scale) << '"';
+  else os << json(p.scale).dump();
+  os << ",\n";
+  write_tensor(os, "q", p.q, p.shape.head_dim, false);
+  write_tensor(os, "k", p.k, p.shape.head_dim, false);
+  write_tensor(os, "v", p.v, p.shape.value_dim, false);
+  os << "    \"mask\": ";
+  if (p.mask.empty()) {
+    os << "null\n";
+  } else {
+    os << '"';
+    for (uint8_t m : p.mask) os << (m ? '1' : '0');
+    os << "\"\n";
+  }
+  os << "  },\n  \"history\": {\n"
+     << "    \"implementation\": " << quoted(rec.implementation) << ",\n"
+     << "    \"source\": " << quoted(rec.source) << ",\n"
+     << "    \"seed\": " << rec.seed << ",\n"
+     << "    \"found_by\": " << quoted(rec.found_by) << ",\n"
+     << "    \"message\": " << quoted(rec.message) << ",\n"
+     << "    \"diagnosis\": " << quoted(rec.diagnosis) << ",\n"
+     << "    \"date\": " << quoted(rec.date) << "\n  }\n}\n";
+  return os.str();
+}
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(const std::string& name) : name_(name) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw CaseFileError(name_ + ": " + what); }
+
+  const json& member(const json& obj, const char* path, const char* key) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(std::string("missing field ") + path + key);
+    return *it;
+  }
+
+  std::string string(const json& obj, const char* path, const char* key, bool required) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) fail(std::string("missing field ") + path + key);
+      return "";
+    }
+    if (!it->is_string()) fail(std::string(path) + key + " must be a string");
+    return it->get<std::string>();
+  }
+
+  // A tensor extent: an integer in [1, kMaxCaseElements].
+  int64_t extent(const json& obj, const char* key) const {
+    const json& j = member(obj, "problem.", key);
+    const std::string field = std::string("problem.") + key;
+    if (!j.is_number_integer()) fail(field + " must be an integer, got " + j.dump());
+    if (j.is_number_unsigned() ? j.get<uint64_t>() > static_cast<uint64_t>(kMaxCaseElements)
+                               : j.get<int64_t>() > kMaxCaseElements)
+      fail(field + " = " + j.dump() + " exceeds the limit of " + std::to_string(kMaxCaseElements));
+    const int64_t e = j.get<int64_t>();
+    if (e < 1) fail(field + " = " + std::to_string(e) + " must be at least 1");
+    return e;
+  }
+
+  // The product of extents, refused past kMaxCaseElements without overflowing.
+  void check_product(const char* what, std::initializer_list<int64_t> extents) const {
+    int64_t n = 1;
+    for (int64_t e : extents) {
+      if (n > kMaxCaseElements / e) {
+        std::ostringstream m;
+        m << what << " would hold more than the limit of " << kMaxCaseElements << " elements (";
+        const char* sep = "";
+        for (int64_t x : extents) { m << sep << x; sep = " x "; }
+        m << ")";
+        fail(m.str());
+      }
+      n *= e;
+    }
+  }
+
+  std::vector<double> tensor(const json& problem, const char* key, int64_t want, DType dtype) const {
+    const json& j = member(problem, "problem.", key);
+    const std::string field = std::string("problem.") + key;
+    if (!j.is_array()) fail(field + " must be an array");
+    if (static_cast<int64_t>(j.size()) != want)
+      fail(field + " holds " + std::to_string(j.size()) + " elements but the shape needs " + std::to_string(want));
+    std::vector<double> t;
+    t.reserve(static_cast<std::size_t>(want));  // bounded by the checks above
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const json& e = j[i];
+      const std::string at = field + "[" + std::to_string(i) + "]";
+      std::optional<double> x;
+      if (e.is_string()) {
+        x = parse_float_text(e.get_ref<const std::string&>());
+        if (!x) fail(at + " = " + e.dump() + " is not a number (expected hex float such as \"0x1.8p+1\", or nan/-nan/inf/-inf)");
+      } else if (e.is_number()) {
+        x = e.get<double>();
+      } else {
+        fail(at + " must be a hex-float string or a number, got " + e.dump());
+      }
+      if (!std::isnan(*x) && round_to(dtype, *x) != *x)
+        fail(at + " = " + e.dump() + " is not representable in " + std::string(dtype_name(dtype)));
+      t.push_back(*x);
+    }
+    return t;
+  }
+
+ private:
+  const std::string& name_;
+};
+
+}  // namespace
+
+CaseRecord case_from_json(const std::string& text, const std::string& name_for_errors) {
+  const Reader r(name_for_errors);
+  if (static_cast<int64_t>(text.size()) > kMaxCaseFileBytes)
+    r.fail("file of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+           std::to_string(kMaxCaseFileBytes));
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    r.fail(std::string("malformed or truncated JSON: ") + e.what());
+  }
+  if (!root.is_object()) r.fail("the top level must be a JSON object");
+
+  CaseRecord rec;
+  const json& version = r.member(root, "", "schema_version");
+  if (!version.is_number_integer()) r.fail("schema_version must be an integer, got " + version.dump());
+  if (!(version == 1)) r.fail("schema_version " + version.dump() + " is not supported (this attncheck reads 1)");
+  rec.schema_version = 1;
+  rec.law = r.string(root, "", "law", true);
+  if (rec.law.empty()) r.fail("law must not be empty");
+
+  const json& pj = r.member(root, "", "problem");
+  if (!pj.is_object()) r.fail("problem must be a JSON object");
+  Problem& p = rec.problem;
+  const std::string dtype = r.string(pj, "problem.", "dtype", true);
+  const auto dt = dtype_from_name(dtype);
+  if (!dt) r.fail("problem.dtype \"" + dtype + "\" is not one of f32, f64, f16, bf16");
+  p.dtype = *dt;
+  Shape& s = p.shape;
+  s.batch = r.extent(pj, "batch");
+  s.heads = r.extent(pj, "heads");
+  s.q_len = r.extent(pj, "q_len");
+  s.kv_len = r.extent(pj, "kv_len");
+  s.head_dim = r.extent(pj, "head_dim");
+  s.value_dim = r.extent(pj, "value_dim");
+  // Before any allocation: every tensor the call involves fits the limit.
+  r.check_product("q", {s.batch, s.heads, s.q_len, s.head_dim});
+  r.check_product("k", {s.batch, s.heads, s.kv_len, s.head_dim});
+  r.check_product("v", {s.batch, s.heads, s.kv_len, s.value_dim});
+  r.check_product("out", {s.batch, s.heads, s.q_len, s.value_dim});
+  r.check_product("the logits (and mask)", {s.batch, s.heads, s.q_len, s.kv_len});
+
+  const std::string causal = r.string(pj, "problem.", "causal", true);
+  if (causal == "none") p.causal = Causal::none;
+  else if (causal == "top_left") p.causal = Causal::top_left;
+  else if (causal == "bottom_right") p.causal = Causal::bottom_right;
+  else r.fail("problem.causal \"" + causal + "\" is not one of none, top_left, bottom_right");
+
+  const json& scale = r.member(pj, "problem.", "scale");
+  if (scale.is_number()) {
+    p.scale = scale.get<double>();
+  } else if (scale.is_string() && scale.get_ref<const std::string&>() != "default") {
+    const auto x = parse_float_text(scale.get_ref<const std::string&>());
+    if (!x || std::isnan(*x)) r.fail("problem.scale = " + scale.dump() + " is not a number or \"default\"");
+    p.scale = *x;
+  } else if (!scale.is_string()) {
+    r.fail("problem.scale must be a number or \"default\", got " + scale.dump());
+  }  // "default": NaN, as Problem holds it
+
+  p.q = r.tensor(pj, "q", s.q_size(), p.dtype);
+  p.k = r.tensor(pj, "k", s.k_size(), p.dtype);
+  p.v = r.tensor(pj, "v", s.v_size(), p.dtype);
+
+  auto mask = pj.find("mask");
+  if (mask != pj.end() && !mask->is_null()) {
+    if (!mask->is_string()) r.fail("problem.mask must be a string of '0'/'1' or null");
+    const std::string& m = mask->get_ref<const std::string&>();
+    if (static_cast<int64_t>(m.size()) != s.mask_size())
+      r.fail("problem.mask holds " + std::to_string(m.size()) + " characters but the shape needs " +
+             std::to_string(s.mask_size()));
+    p.mask.reserve(m.size());
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (m[i] != '0' && m[i] != '1')
+        r.fail("problem.mask[" + std::to_string(i) + "] is not '0' or '1'");
+      p.mask.push_back(m[i] == '1' ? 1 : 0);
+    }
+  }
+
+  auto history = root.find("history");
+  if (history != root.end() && !history->is_null()) {
+    const json& h = *history;
+    if (!h.is_object()) r.fail("history must be a JSON object");
+    rec.implementation = r.string(h, "history.", "implementation", false);
+    rec.source = r.string(h, "history.", "source", false);
+    rec.found_by = r.string(h, "history.", "found_by", false);
+    rec.message = r.string(h, "history.", "message", false);
+    rec.diagnosis = r.string(h, "history.", "diagnosis", false);
+    rec.date = r.string(h, "history.", "date", false);
+    if (!rec.found_by.empty() && rec.found_by != "rapidcheck" && rec.found_by != "libfuzzer" &&
+        rec.found_by != "manual")
+      r.fail("history.found_by \"" + rec.found_by + "\" is not one of rapidcheck, libfuzzer, manual");
+    auto seed = h.find("seed");
+    if (seed != h.end() && !seed->is_null()) {
+      if (!seed->is_number_unsigned()) r.fail("history.seed must be a non-negative integer, got " + seed->dump());
+      rec.seed = seed->get<uint64_t>();
+    }
+  }
+
+  if (const std::string bad = p.inconsistency(); !bad.empty()) r.fail("problem: " + bad);
+  return rec;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,267 @@
+#include "cli/check_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "cli/check_implementation.h"
+#include "cli/default_run.h"
+#include "cli/dtype_probe.h"
+#include "impls/builtins.h"
+#include "impls/in_process.h"
+#include "plugin/plugin_host.h"
+#include "report/console_report.h"
+#include "report/json_report.h"
+#include "report/junit_report.h"
+
+namespace attncheck {
+namespace {
+
+// One implementation to check, and the flag that names it on a command line.
+struct Target {
+  std::unique_ptr<Implementation> impl;
+  std::string flag;  // "--impl naive" | "--plugin /path/lib.so" (quoted for a shell)
+  Expectation expectation = Expectation::none;
+};
+
+// Quotes a word for a POSIX shell when it needs it, so printed commands can be pasted.
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string s;
+  for (const std::string& w : words) s += (s.empty() ? "" : ", ") + w;
+  return s;
+}
+
+// "all", one dtype name, or a comma-separated list of them; nullopt if any is unknown.
+std::optional<std::vector<DType>> parse_dtypes(const std::string& text) {
+  if (text == "all") return std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
+  std::vector<DType> out;
+  std::stringstream in(text);
+  for (std::string word; std::getline(in, word, ',');) {
+    const std::optional<DType> t = dtype_from_name(word);
+    if (!t) return std::nullopt;
+    if (std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+// The flags, other than the implementations, the laws and the seed, that
+// change which cases are generated: every printed command repeats them.
+std::string generation_flags(const CheckArgs& a) {
+  std::string s;
+  if (a.dtype != "all") s += " --dtype " + shell_quote(a.dtype);
+  if (a.cases != kDefaultCases) s += " --cases " + std::to_string(a.cases);
+  if (a.timeout_ms != kDefaultTimeoutMs && !a.plugins.empty()) s += " --timeout-ms " + std::to_string(a.timeout_ms);
+  return s;
+}
+
+std::string rerun_command(const CheckArgs& a, uint64_t seed) {
+  std::string s = shell_quote(a.program) + " check";
+  for (const std::string& p : a.plugins) s += " --plugin " + shell_quote(p);
+  for (const std::string& i : a.impls) s += " --impl " + shell_quote(i);
+  for (const std::string& l : a.laws) s += " --law " + shell_quote(l);
+  s += generation_flags(a);
+  s += " --seed " + std::to_string(seed);
+  if (!a.json_path.empty()) s += " --json " + shell_quote(a.json_path);
+  if (!a.junit_path.empty()) s += " --junit " + shell_quote(a.junit_path);
+  if (!a.save_failures_dir.empty()) s += " --save-failures " + shell_quote(a.save_failures_dir);
+  return s;
+}
+
+// Whether a report file or the case folder can be written, checked before a
+// long run rather than after it: the path itself when it exists; else, for a
+// file, its folder, for the case folder its nearest existing ancestor
+// (save_case creates missing folders, the report writers do not).
+bool writable(const std::string& path, bool folder, std::ostream& err, const char* flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  if (fs::exists(p, ec)) {
+    if (folder != fs::is_directory(p, ec)) {
+      err << "attncheck check: " << flag << " " << path << ": " << (folder ? "not a folder" : "is a folder") << "\n";
+      return false;
+    }
+    if (::access(p.c_str(), W_OK) == 0) return true;
+  } else {
+    p = p.parent_path();
+    while (folder && !p.empty() && !fs::exists(p, ec) && p != p.root_path()) p = p.parent_path();
+    if (fs::is_directory(p, ec) && ::access(p.c_str(), W_OK) == 0) return true;
+  }
+  err << "attncheck check: " << flag << " " << path << ": cannot be written ("
+      << (folder ? "no writable folder above it" : "its folder must exist and be writable") << ")\n";
+  return false;
+}
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  const uint64_t s = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return s & ((uint64_t{1} << 53) - 1);  // exact in every JSON reader, doubles included
+}
+
+// Resolves --law: every law when none is named, else the named ones in catalogue order.
+bool choose_laws(const CheckArgs& a, std::vector<const Law*>& laws, std::ostream& err) {
+  for (const std::string& name : a.laws) {
+    if (find_law(name)) continue;
+    std::vector<std::string> names;
+    for (const Law& l : all_laws()) names.push_back(l.name);
+    err << "attncheck check: unknown law '" << name << "'; the laws are: " << joined(names) << "\n";
+    return false;
+  }
+  for (const Law& l : all_laws())
+    if (a.laws.empty() || std::find(a.laws.begin(), a.laws.end(), l.name) != a.laws.end()) laws.push_back(&l);
+  return true;
+}
+
+bool choose_targets(const CheckArgs& a, std::vector<Target>& targets, std::ostream& err) {
+  if (a.plugins.empty() && a.impls.empty()) {
+    for (const DefaultTarget& d : default_targets())
+      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation});
+    return true;
+  }
+  for (const std::string& path : a.plugins) {
+    PluginOptions options;
+    options.timeout_ms = a.timeout_ms;
+    std::string error;
+    std::unique_ptr<Implementation> impl = load_plugin(path, options, error);
+    if (!impl) {
+      err << "attncheck check: " << (error.empty() ? "cannot load plugin " + path : error) << "\n";
+      return false;
+    }
+    targets.push_back({std::move(impl), "--plugin " + shell_quote(path), Expectation::none});
+  }
+  std::vector<std::string> seen;
+  for (const std::string& name : a.impls) {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    std::unique_ptr<Implementation> impl = make_builtin(name);
+    if (!impl) {
+      std::vector<std::string> names;
+      for (const BuiltinInfo& b : builtins()) names.emplace_back(b.name);
+      err << "attncheck check: unknown implementation '" << name << "'; the built-ins are: " << joined(names)
+          << " (or load your own with --plugin PATH)\n";
+      return false;
+    }
+    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none});
+  }
+  return true;
+}
+
+int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+  const std::optional<std::vector<DType>> dtypes = parse_dtypes(a.dtype);
+  if (!dtypes) {
+    err << "attncheck check: bad --dtype '" << a.dtype << "'; choose f32, f64, f16, bf16 or all\n";
+    return 2;
+  }
+  if (a.cases < 1) {
+    err << "attncheck check: --cases must be at least 1 (got " << a.cases << ")\n";
+    return 2;
+  }
+  if (a.timeout_ms < 1) {
+    err << "attncheck check: --timeout-ms must be at least 1 (got " << a.timeout_ms << ")\n";
+    return 2;
+  }
+  std::vector<const Law*> laws;
+  if (!choose_laws(a, laws, err)) return 2;
+  if ((!a.json_path.empty() && !writable(a.json_path, false, err, "--json")) ||
+      (!a.junit_path.empty() && !writable(a.junit_path, false, err, "--junit")) ||
+      (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")))
+    return 2;
+  std::vector<Target> targets;
+  if (!choose_targets(a, targets, err)) return 2;
+
+  RunReport report;
+  report.seed = a.seed ? *a.seed : fresh_seed();
+  report.default_run = a.plugins.empty() && a.impls.empty();
+  out << "seed: " << report.seed << "\n";
+  out << "rerun: " << rerun_command(a, report.seed) << "\n";
+  if (report.default_run)
+    out << "embedded default: every built-in; the references must pass every law, every zoo member must be caught\n";
+  out.flush();
+
+  // Ask every implementation which dtypes it takes before any law runs.
+  std::vector<DTypeProbe> probes;
+  for (Target& t : targets) {
+    probes.push_back(probe_dtypes(*t.impl, *dtypes));
+    const DTypeProbe& p = probes.back();
+    for (const DroppedDType& d : p.dropped) out << t.impl->name() << ": " << describe(d) << "\n";
+    if (p.supported.empty()) {
+      err << "attncheck check: " << t.impl->name() << " (" << t.impl->source()
+          << ") supports none of the requested calls: every probe of dtype " << a.dtype
+          << " answered ATTNCHECK_UNSUPPORTED; nothing can be checked\n";
+      return 2;
+    }
+  }
+
+  std::vector<std::string> errors;
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    Target& t = targets[k];
+    LawRunSettings s;
+    s.options.seed = report.seed;
+    s.options.cases = a.cases;
+    s.options.shrink_seconds = kShrinkSecondsPerLaw;
+    s.options.gen.dtypes = probes[k].supported;
+    s.save_failures_dir = a.save_failures_dir;
+    s.reproduce = [&, flag = t.flag](const std::string& law) {
+      return shell_quote(a.program) + " check " + flag + " --law " + law + generation_flags(a) + " --seed " +
+             std::to_string(report.seed);
+    };
+    out << "checking " << t.impl->name() << " (" << t.impl->source() << "): " << laws.size() << " law(s), " << a.cases
+        << " cases each ..." << std::flush;
+    ImplementationResult r = check_implementation(*t.impl, laws, s, errors);
+    r.expectation = t.expectation;
+    for (const DroppedDType& d : probes[k].dropped) r.notes.push_back(describe(d));
+    out << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0 << " s)\n";
+    report.implementations.push_back(std::move(r));
+  }
+  out << "\n";
+
+  print_law_table(report, out);
+  print_failures(report, out);
+  print_verdict(report, out);
+  out << "seed: " << report.seed << "\n";
+
+  auto write = [&](const std::string& path, const char* what, auto&& writer) {
+    if (path.empty()) return;
+    try {
+      writer(report, path);
+      out << "wrote " << what << " report to " << path << "\n";
+    } catch (const std::exception& e) {
+      errors.push_back(e.what());
+    }
+  };
+  write(a.json_path, "JSON", write_json_report);
+  write(a.junit_path, "JUnit", write_junit_report);
+  for (const std::string& e : errors) err << "attncheck check: " << e << "\n";
+  if (!errors.empty()) return 2;
+  if (report.default_run) return report.expectations_held() ? 0 : 1;
+  return report.any_failure() ? 1 : 0;
+}
+
+}  // namespace
+
+int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    return run_check_unguarded(args, out, err);
+  } catch (const std::exception& e) {
+    err << "attncheck check: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace attncheck

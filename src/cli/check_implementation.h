@@ -1,0 +1,47 @@
+// Runs the chosen laws against one implementation and turns what run_law
+// found into the report's results: process faults seen under other laws are
+// charged to the process law they belong to, each failure gets its diagnosis,
+// its saved case file and the command that reproduces it.
+//
+// Example usage:
+//   LawRunSettings s;  s.options.seed = 42;  s.options.gen.dtypes = {DType::f32};
+//   s.reproduce = [](const std::string& law) { return "attncheck check --impl naive --law " + law + " --seed 42"; };
+//   std::vector<std::string> errors;
+//   ImplementationResult r = check_implementation(impl, {find_law("matches_oracle")}, s, errors);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "laws/law.h"
+#include "laws/runner.h"
+#include "report/run_report.h"
+
+namespace attncheck {
+
+struct LawRunSettings {
+  RunOptions options;             // seed = the run's seed; gen.dtypes = what the implementation offers
+  std::string save_failures_dir;  // empty: do not save
+  std::string found_by = "rapidcheck";
+  // The command line that reproduces a failure of `law` (the law to pass to --law).
+  std::function<std::string(const std::string& law)> reproduce;
+};
+
+// `errors` receives a line for each case file that could not be written.
+ImplementationResult check_implementation(Implementation& impl, const std::vector<const Law*>& laws,
+                                          const LawRunSettings& settings, std::vector<std::string>& errors);
+
+// The seed one law runs from: the run's seed mixed with the law's name, so
+// laws see independent cases, and `--law L --seed S` repeats exactly what law
+// L saw in the full run with seed S.
+uint64_t law_seed(uint64_t run_seed, std::string_view law);
+
+// The process law that judges a fault: crash -> no_crash, timeout ->
+// no_timeout, out_of_bounds_write -> no_out_of_bounds_write,
+// unwritten_output -> writes_every_output; "" for anything else.
+std::string process_law_for(CallStatus s);
+
+}  // namespace attncheck

@@ -1,0 +1,49 @@
+#include "cli/dtype_probe.h"
+
+namespace attncheck {
+namespace {
+
+// A small, well-conditioned call: q/k/v [1][1][4][d] filled with -1, 0, 1,
+// no causal rule, no mask, the default scale.
+Problem probe_problem(DType dtype, int64_t d) {
+  Shape s;
+  s.q_len = s.kv_len = 4;
+  s.head_dim = s.value_dim = d;
+  Problem p = make_problem(dtype, s);
+  for (std::size_t i = 0; i < p.q.size(); ++i) p.q[i] = static_cast<double>(i % 3) - 1;
+  for (std::size_t i = 0; i < p.k.size(); ++i) p.k[i] = static_cast<double>((i + 1) % 3) - 1;
+  for (std::size_t i = 0; i < p.v.size(); ++i) p.v[i] = static_cast<double>((i + 2) % 3) - 1;
+  return p;
+}
+
+}  // namespace
+
+std::string describe(const DroppedDType& d) {
+  return std::string(dtype_name(d.dtype)) + " dropped: every probe call answered ATTNCHECK_UNSUPPORTED (" +
+         (d.message.empty() ? "no reason given" : d.message) + ")";
+}
+
+DTypeProbe probe_dtypes(Implementation& impl, const std::vector<DType>& requested) {
+  // Head sizes from the tiniest to the ones fixed-size kernels are built for.
+  static constexpr int64_t kHeadDims[] = {2, 8, 16, 32, 64, 128};
+  DTypeProbe probe;
+  for (DType t : requested) {
+    std::string last_message;
+    bool offered = false;
+    for (int64_t d : kHeadDims) {
+      const Outcome o = impl.run(probe_problem(t, d));
+      if (o.status != CallStatus::unsupported) {
+        offered = true;
+        break;
+      }
+      last_message = o.message;
+    }
+    if (offered)
+      probe.supported.push_back(t);
+    else
+      probe.dropped.push_back({t, last_message});
+  }
+  return probe;
+}
+
+}  // namespace attncheck

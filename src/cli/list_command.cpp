@@ -1,0 +1,25 @@
+#include "cli/list_command.h"
+
+#include <algorithm>
+#include <iomanip>
+
+#include "impls/builtins.h"
+#include "laws/law.h"
+
+namespace attncheck {
+
+int run_list(std::ostream& out) {
+  std::size_t name_w = 0, law_w = 0;
+  for (const BuiltinInfo& b : builtins()) name_w = std::max(name_w, b.name.size());
+  for (const Law& l : all_laws()) law_w = std::max(law_w, l.name.size());
+  out << "implementations (--impl NAME):\n";
+  for (const BuiltinInfo& b : builtins())
+    out << "  " << std::left << std::setw(static_cast<int>(name_w + 2)) << b.name << std::setw(11)
+        << (b.kind == BuiltinKind::reference ? "reference" : "zoo") << b.description << "\n";
+  out << "laws (--law NAME):\n";
+  for (const Law& l : all_laws())
+    out << "  " << std::left << std::setw(static_cast<int>(law_w + 2)) << l.name << l.statement << "\n";
+  return 0;
+}
+
+}  // namespace attncheck

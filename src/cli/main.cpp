@@ -1,0 +1,77 @@
+// attncheck: tells whether an attention implementation computes attention.
+// This file only parses the command line (CLI11) and hands the parsed options
+// to the commands: check_command.h, replay_command.h, list_command.h.
+// Exit status 2 for anything that could not run as asked (shared/spec/cli.md).
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
+#include <iostream>
+
+#include "cli/check_command.h"
+#include "cli/list_command.h"
+#include "cli/replay_command.h"
+
+#ifndef ATTNCHECK_VERSION
+#define ATTNCHECK_VERSION "0.1.0"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace attncheck;
+  CLI::App app{"attncheck: checks that an attention implementation computes attention, law by law"};
+  app.set_version_flag("--version", std::string("attncheck ") + ATTNCHECK_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Run `attncheck check` with no --impl/--plugin for the embedded default: every built-in.\n"
+      "Exit status: 0 pass, 1 a law failed, 2 could not run as asked.");
+
+  CheckArgs check;
+  check.program = argc > 0 ? argv[0] : "attncheck";
+  CLI::App* c = app.add_subcommand("check", "run the laws against implementations (default: every built-in)");
+  c->add_option("--plugin", check.plugins, "shared library exporting the plugin ABI (repeatable)")->type_name("PATH");
+  c->add_option("--impl", check.impls, "built-in implementation, see `attncheck list` (repeatable)")->type_name("NAME");
+  c->add_option("--law", check.laws, "check only this law (repeatable; default: every law)")->type_name("NAME");
+  c->add_option("--dtype", check.dtype, "f32|f64|f16|bf16|all, or a comma list; drawn per case")
+      ->type_name("DTYPE")
+      ->capture_default_str();
+  c->add_option("--cases", check.cases, "generated cases per law")->type_name("N")->capture_default_str();
+  c->add_option("--seed", check.seed, "seed of the whole run (default: a fresh one, always printed)")
+      ->type_name("N")
+      ->check([](const std::string& s) {
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return ec == std::errc() && end == s.data() + s.size()
+                   ? std::string()
+                   : "must be a whole number from 0 to 18446744073709551615, got " + s;
+      });
+  c->add_option("--timeout-ms", check.timeout_ms, "time limit of one plugin call")
+      ->type_name("N")
+      ->capture_default_str();
+  c->add_option("--json", check.json_path, "write the JSON report here")->type_name("FILE");
+  c->add_option("--junit", check.junit_path, "write a JUnit XML report here")->type_name("FILE");
+  c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")
+      ->type_name("DIR");
+
+  ReplayArgs replay;
+  CLI::App* r = app.add_subcommand("replay", "run saved regression cases (a case file or a folder of them)");
+  r->add_option("PATH", replay.path, "case file or folder")->required();
+  r->add_option("--plugin", replay.plugins, "run the cases against this plugin instead of the recorded implementation")
+      ->type_name("PATH");
+  r->add_option("--impl", replay.impls, "run the cases against this built-in instead of the recorded implementation")
+      ->type_name("NAME");
+  r->add_option("--timeout-ms", replay.timeout_ms, "time limit of one plugin call")
+      ->type_name("N")
+      ->capture_default_str();
+
+  CLI::App* l = app.add_subcommand("list", "name the built-in implementations and the laws");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" with status 0; every real one is 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (c->parsed()) return run_check(check, std::cout, std::cerr);
+  if (r->parsed()) return run_replay(replay, std::cout, std::cerr);
+  if (l->parsed()) return run_list(std::cout);
+  return 2;
+}

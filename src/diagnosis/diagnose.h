@@ -1,0 +1,28 @@
+// Diagnosis: when a law fails, say what the fault looks like by matching the
+// implementation's output on the failing case against fault models (attention
+// with one known thing wrong, computed in high precision).
+//
+// Example usage:
+//   const std::string d = diagnose(impl, *report.counterexample);
+//   if (!d.empty()) std::printf("%s\n", d.c_str());  // "behaves like: attention without the 1/sqrt(d) scale"
+#pragma once
+
+#include <string>
+
+#include "impls/implementation.h"
+#include "problem/problem.h"
+
+namespace attncheck {
+
+// Runs impl on `failing` and, when its output there is correct (laws often
+// judge a transformed problem), on a few problems derived from it (default
+// scale, a causal rule, a mask, V = identity, a larger head_dim, larger
+// logits, more heads and batches). A model matches when the output agrees
+// with the model within the model's bound on every element the model judges,
+// those include every element where the output breaks the correct oracle's
+// bound, and the correct oracle does not match. Returns
+// "behaves like: <model>" (plus the derived problem it was seen on), or ""
+// when no model matches. A correct implementation never gets a diagnosis.
+std::string diagnose(Implementation& impl, const Problem& failing);
+
+}  // namespace attncheck

@@ -1,0 +1,304 @@
+// The fault-model table: one small function per fault. Problems that express
+// a fault are handed to the oracle; the rest are computed here in long double
+// row by row, with the correct oracle's bound (or a summation bound) as
+// tolerance.
+#include "diagnosis/fault_models.h"
+
+#include <cmath>
+#include <limits>
+
+#include "oracle/oracle.h"
+
+namespace attncheck {
+
+namespace {
+
+using LD = long double;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Prediction by_oracle(const Problem& expressed) {
+  OracleResult o = oracle(expressed);
+  return {std::move(o.exact), std::move(o.bound)};
+}
+
+// Logit of query i and key j of head bh, in long double (NaN-free inputs).
+LD logit(const Problem& p, int64_t bh, int64_t i, int64_t j) {
+  LD dot = 0;
+  for (int64_t d = 0; d < p.shape.head_dim; ++d)
+    dot += static_cast<LD>(p.q[p.q_at(bh, i, d)]) * static_cast<LD>(p.k[p.k_at(bh, j, d)]);
+  return static_cast<LD>(p.effective_scale()) * dot;
+}
+
+// A mask with `allow(bh, i, j)` ANDed into p's own; the causal rule is dropped
+// when `drop_causal` (the mask then carries what the model wants of it).
+template <class Allow>
+Problem with_mask(const Problem& p, bool drop_causal, Allow allow) {
+  Problem r = p;
+  const Shape& s = p.shape;
+  r.mask.assign(s.mask_size(), 0);
+  if (drop_causal) r.causal = Causal::none;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t j = 0; j < s.kv_len; ++j)
+        r.mask[r.mask_at(bh, i, j)] = (!p.has_mask() || p.mask[p.mask_at(bh, i, j)]) && allow(bh, i, j);
+  return r;
+}
+
+// ---- scale faults ------------------------------------------------------------
+
+std::optional<Prediction> scale_one(const Problem& p) {
+  if (p.effective_scale() == 1) return std::nullopt;
+  Problem r = p;
+  r.scale = 1;
+  return by_oracle(r);
+}
+
+std::optional<Prediction> scale_inverse_d(const Problem& p) {
+  if (!std::isnan(p.scale) || p.shape.head_dim == 1) return std::nullopt;
+  Problem r = p;
+  r.scale = 1.0 / static_cast<double>(p.shape.head_dim);
+  return by_oracle(r);
+}
+
+std::optional<Prediction> scale_inverse_sqrt_value_dim(const Problem& p) {
+  if (!std::isnan(p.scale) || p.shape.value_dim == p.shape.head_dim) return std::nullopt;
+  Problem r = p;
+  r.scale = 1.0 / std::sqrt(static_cast<double>(p.shape.value_dim));
+  return by_oracle(r);
+}
+
+// ---- softmax faults ----------------------------------------------------------
+
+// exp of the raw logits in the dtype's working type: a logit past its exp
+// range gives inf and inf/inf = NaN for the row; a sum past the largest value
+// gives zeros; all weights underflowing gives 0/0 = NaN. Else correct.
+std::optional<Prediction> no_max_subtraction(const Problem& p) {
+  const bool dbl = p.dtype == DType::f64;
+  const LD big = dbl ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
+  const LD tiny = dbl ? std::numeric_limits<double>::denorm_min() : std::numeric_limits<float>::denorm_min();
+  Prediction pr = by_oracle(p);
+  const Shape& s = p.shape;
+  bool differs = false;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      bool any = false, overflow = false, all_under = true;
+      LD sum = 0;
+      for (int64_t j = 0; j < s.kv_len; ++j) {
+        if (!p.visible(bh, i, j)) continue;
+        any = true;
+        const LD w = std::exp(logit(p, bh, i, j));
+        if (w > big) overflow = true;
+        if (w >= tiny / 2) all_under = false;
+        sum += w;
+      }
+      if (!any || !(overflow || all_under || sum > big)) continue;
+      differs = true;
+      const double fill = (overflow || all_under) ? kNaN : 0.0;
+      for (int64_t c = 0; c < s.value_dim; ++c) {
+        pr.out[p.out_at(bh, i, c)] = fill;
+        pr.bound[p.out_at(bh, i, c)] = 0;
+      }
+    }
+  if (!differs) return std::nullopt;
+  return pr;
+}
+
+// Each key's weights normalised over the query rows that see it, not each
+// row over its keys.
+std::optional<Prediction> softmax_over_queries(const Problem& p) {
+  const Shape& s = p.shape;
+  if (s.q_len == 1 && s.kv_len == 1) return std::nullopt;
+  Prediction pr = by_oracle(p);
+  std::vector<LD> w(s.q_len * s.kv_len);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
+    for (int64_t j = 0; j < s.kv_len; ++j) {
+      LD m = -INFINITY, sum = 0;
+      for (int64_t i = 0; i < s.q_len; ++i)
+        if (p.visible(bh, i, j)) m = std::max(m, logit(p, bh, i, j));
+      for (int64_t i = 0; i < s.q_len; ++i) {
+        w[i * s.kv_len + j] = p.visible(bh, i, j) ? std::exp(logit(p, bh, i, j) - m) : 0;
+        sum += w[i * s.kv_len + j];
+      }
+      for (int64_t i = 0; i < s.q_len; ++i)
+        if (sum > 0) w[i * s.kv_len + j] /= sum;
+    }
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t c = 0; c < s.value_dim; ++c) {
+        LD out = 0;
+        for (int64_t j = 0; j < s.kv_len; ++j) out += w[i * s.kv_len + j] * static_cast<LD>(p.v[p.v_at(bh, j, c)]);
+        pr.out[p.out_at(bh, i, c)] = static_cast<double>(out);
+      }
+  }
+  return pr;
+}
+
+// The founding "fix": out[i][c] = sum over visible j of v[j][c] * q[i][c % head_dim].
+std::optional<Prediction> softmax_weights_dropped(const Problem& p) {
+  const Shape& s = p.shape;
+  const bool half = p.dtype == DType::f16 || p.dtype == DType::bf16;
+  const double u = half ? unit_roundoff(DType::f32) : unit_roundoff(p.dtype);
+  Prediction pr{std::vector<double>(s.out_size()), std::vector<double>(s.out_size())};
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t c = 0; c < s.value_dim; ++c) {
+        LD out = 0, mag = 0;
+        int64_t n = 0;
+        const LD qc = p.q[p.q_at(bh, i, c % s.head_dim)];
+        for (int64_t j = 0; j < s.kv_len; ++j) {
+          if (!p.visible(bh, i, j)) continue;
+          const LD term = static_cast<LD>(p.v[p.v_at(bh, j, c)]) * qc;
+          out += term;
+          mag += std::abs(term);
+          ++n;
+        }
+        const double at = static_cast<double>(out);
+        const double bound = 2 * ((n + 2) * u * static_cast<double>(mag) + unit_roundoff(p.dtype) * std::abs(at)) +
+                             min_subnormal(p.dtype);
+        pr.out[p.out_at(bh, i, c)] = at;
+        pr.bound[p.out_at(bh, i, c)] = std::isfinite(bound) && std::abs(at) < max_finite(p.dtype) ? bound : INFINITY;
+      }
+  return pr;
+}
+
+// ---- causal and mask faults --------------------------------------------------
+
+std::optional<Prediction> causal_alignment_swapped(const Problem& p) {
+  if (p.causal == Causal::none || p.shape.q_len == p.shape.kv_len) return std::nullopt;
+  Problem r = p;
+  r.causal = p.causal == Causal::top_left ? Causal::bottom_right : Causal::top_left;
+  return by_oracle(r);
+}
+
+std::optional<Prediction> causal_off_by_one(const Problem& p) {
+  if (p.causal == Causal::none) return std::nullopt;
+  return by_oracle(with_mask(p, true, [&p](int64_t, int64_t i, int64_t j) {
+    return p.causal_allows(i, j) || p.causal_allows(i, j - 1);
+  }));
+}
+
+std::optional<Prediction> mask_ignored(const Problem& p) {
+  if (!p.has_mask()) return std::nullopt;
+  Problem r = p;
+  r.mask.clear();
+  return by_oracle(r);
+}
+
+// Softmax over every key the causal rule allows, then masked weights zeroed
+// without renormalising the rest.
+std::optional<Prediction> mask_after_softmax(const Problem& p) {
+  if (!p.has_mask()) return std::nullopt;
+  Problem unmasked = p;
+  unmasked.mask.clear();
+  Prediction pr = by_oracle(unmasked);
+  const Shape& s = p.shape;
+  std::vector<LD> w(s.kv_len);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      LD m = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < s.kv_len; ++j)
+        if (p.causal_allows(i, j)) m = std::max(m, logit(p, bh, i, j));
+      for (int64_t j = 0; j < s.kv_len; ++j) {
+        w[j] = p.causal_allows(i, j) ? std::exp(logit(p, bh, i, j) - m) : 0;
+        sum += w[j];
+      }
+      for (int64_t c = 0; c < s.value_dim; ++c) {
+        LD out = 0;
+        for (int64_t j = 0; j < s.kv_len; ++j)
+          if (p.visible(bh, i, j)) out += w[j] / sum * static_cast<LD>(p.v[p.v_at(bh, j, c)]);
+        pr.out[p.out_at(bh, i, c)] = sum > 0 ? static_cast<double>(out) : 0.0;
+      }
+    }
+  return pr;
+}
+
+std::optional<Prediction> nan_for_empty_rows(const Problem& p) {
+  Prediction pr = by_oracle(p);
+  const Shape& s = p.shape;
+  bool any = false;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      bool sees = false;
+      for (int64_t j = 0; j < s.kv_len && !sees; ++j) sees = p.visible(bh, i, j);
+      if (sees) continue;
+      any = true;
+      for (int64_t c = 0; c < s.value_dim; ++c) pr.out[p.out_at(bh, i, c)] = kNaN;
+    }
+  if (!any) return std::nullopt;
+  return pr;
+}
+
+// ---- wrong data ----------------------------------------------------------------
+
+std::optional<Prediction> last_key_dropped(const Problem& p) {
+  const int64_t last = p.shape.kv_len - 1;
+  return by_oracle(with_mask(p, false, [last](int64_t, int64_t, int64_t j) { return j != last; }));
+}
+
+std::optional<Prediction> kv_swapped(const Problem& p) {
+  if (p.shape.head_dim != p.shape.value_dim) return std::nullopt;
+  Problem r = p;
+  std::swap(r.k, r.v);
+  return by_oracle(r);
+}
+
+// Head block bh = b * heads + h read from b' * heads + h' where b' and h' come
+// from reading bh as h * batch + b: the strides of the two axes exchanged.
+int64_t exchanged_head(const Shape& s, int64_t bh) {
+  const int64_t h = bh / s.batch, b = bh % s.batch;
+  return b * s.heads + h;
+}
+
+std::optional<Prediction> kv_batch_head_exchanged(const Problem& p) {
+  const Shape& s = p.shape;
+  if (s.batch == 1 || s.heads == 1) return std::nullopt;
+  Problem r = p;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
+    const int64_t from = exchanged_head(s, bh);
+    for (int64_t j = 0; j < s.kv_len; ++j) {
+      for (int64_t d = 0; d < s.head_dim; ++d) r.k[r.k_at(bh, j, d)] = p.k[p.k_at(from, j, d)];
+      for (int64_t c = 0; c < s.value_dim; ++c) r.v[r.v_at(bh, j, c)] = p.v[p.v_at(from, j, c)];
+    }
+  }
+  return by_oracle(r);
+}
+
+std::optional<Prediction> output_batch_head_exchanged(const Problem& p) {
+  const Shape& s = p.shape;
+  if (s.batch == 1 || s.heads == 1) return std::nullopt;
+  const Prediction right = by_oracle(p);
+  Prediction pr = right;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
+    const int64_t from = exchanged_head(s, bh);
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t c = 0; c < s.value_dim; ++c) {
+        pr.out[p.out_at(bh, i, c)] = right.out[p.out_at(from, i, c)];
+        pr.bound[p.out_at(bh, i, c)] = right.bound[p.out_at(from, i, c)];
+      }
+  }
+  return pr;
+}
+
+}  // namespace
+
+const std::vector<FaultModel>& fault_models() {
+  static const std::vector<FaultModel> models = {
+      {"attention without the 1/sqrt(d) scale (logits q.k unscaled)", scale_one},
+      {"the default scale 1/head_dim instead of 1/sqrt(head_dim)", scale_inverse_d},
+      {"the default scale 1/sqrt(value_dim) instead of 1/sqrt(head_dim)", scale_inverse_sqrt_value_dim},
+      {"softmax weights dropped: out = sum over visible keys of V * q (the founding \"fix\")", softmax_weights_dropped},
+      {"softmax without subtracting the row max (exp overflows to inf, inf/inf = NaN)", no_max_subtraction},
+      {"K and V swapped (logits from q.v, output mixes K rows)", kv_swapped},
+      {"the causal rule's alignment swapped (top_left vs bottom_right)", causal_alignment_swapped},
+      {"the causal rule off by one (each query also sees the next key)", causal_off_by_one},
+      {"the last key dropped (key loop stops one short)", last_key_dropped},
+      {"the mask ignored", mask_ignored},
+      {"the mask applied after the softmax without renormalising", mask_after_softmax},
+      {"NaN instead of zeros for rows that see no key", nan_for_empty_rows},
+      {"softmax over the query axis instead of the key axis", softmax_over_queries},
+      {"K/V read with the batch and head strides exchanged", kv_batch_head_exchanged},
+      {"output written with the batch and head strides exchanged", output_batch_head_exchanged},
+  };
+  return models;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,31 @@
+// The fault models diagnosis matches against: each predicts, in high
+// precision, what attention with one known fault outputs on a problem, and how
+// far a faithful implementation of that fault in the problem's dtype may be
+// from the prediction. Where a problem expresses the fault (scale 1 is the
+// problem with scale = 1; a causal rule off by one is a mask) the prediction
+// and its bound are the oracle's of that problem.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "problem/problem.h"
+
+namespace attncheck {
+
+struct Prediction {
+  std::vector<double> out;    // [batch][heads][q_len][value_dim]; NaN where the fault gives NaN
+  std::vector<double> bound;  // same shape: allowed |impl - out|; +inf: not judged
+};
+
+struct FaultModel {
+  std::string_view description;  // completes "behaves like: ..."
+  // nullopt when the fault cannot show on this problem (e.g. no mask to ignore).
+  std::optional<Prediction> (*predict)(const Problem& p);
+};
+
+// Most common faults first: the first model that matches is the diagnosis.
+const std::vector<FaultModel>& fault_models();
+
+}  // namespace attncheck

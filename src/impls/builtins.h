@@ -1,0 +1,36 @@
+// The implementations that ship inside attncheck: three independent correct
+// references, which check each other and anchor the laws, and the zoo of
+// known faults, which the laws must catch (a law that passes the whole zoo
+// tests nothing).
+//
+// Example usage:
+//   for (const BuiltinInfo& b : builtins()) std::printf("%s\n", b.name.data());
+//   if (const BuiltinInfo* b = find_builtin("online")) rc = b->forward(&call, err, sizeof err);
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "attncheck/plugin.h"
+
+namespace attncheck {
+
+// The ABI's forward signature (attncheck_impl::forward).
+using ForwardFn = int (*)(const attncheck_call*, char*, size_t);
+
+enum class BuiltinKind { reference, zoo };
+
+struct BuiltinInfo {
+  std::string_view name;         // as on the command line and in reports; NUL-terminated
+  BuiltinKind kind;
+  std::string_view description;  // one line; for the zoo, what the fault is
+  ForwardFn forward;
+};
+
+// References first (reference, naive, online), then the zoo.
+const std::vector<BuiltinInfo>& builtins();
+// The built-in of that name, or nullptr.
+const BuiltinInfo* find_builtin(std::string_view name);
+
+}  // namespace attncheck

@@ -1,0 +1,29 @@
+// An implementation whose ABI forward function lives in this process
+// (the built-ins). The call goes through the same encoded layout, poison and
+// guard checks as a plugin's, so built-ins are judged exactly like plugins.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "impls/builtins.h"
+#include "impls/implementation.h"
+
+namespace attncheck {
+
+class InProcessImplementation final : public Implementation {
+ public:
+  InProcessImplementation(std::string name, ForwardFn forward) : name_(std::move(name)), forward_(forward) {}
+  std::string name() const override { return name_; }
+  std::string source() const override { return "builtin:" + name_; }
+  Outcome run(const Problem& problem) override;
+
+ private:
+  std::string name_;
+  ForwardFn forward_;
+};
+
+// The built-in of that name (see impls/builtins.h), or nullptr.
+std::unique_ptr<Implementation> make_builtin(std::string_view name);
+
+}  // namespace attncheck

@@ -1,0 +1,27 @@
+// The ABI forward functions of the built-in implementations, one per file
+// (impls/<name>.cpp, impls/zoo/<name>.cpp). Each has the exact signature of
+// attncheck_impl::forward, so a built-in is called exactly like a plugin.
+// Listed, named and described in impls/builtins.h.
+#pragma once
+
+#include <cstddef>
+
+#include "attncheck/plugin.h"
+
+namespace attncheck {
+
+// References: correct, written independently so that they check each other.
+int reference_forward(const attncheck_call* call, char* err, size_t err_len);
+int naive_forward(const attncheck_call* call, char* err, size_t err_len);
+int online_forward(const attncheck_call* call, char* err, size_t err_len);
+
+// The zoo: each carries one known fault, for the laws to catch.
+int seed_unscaled_forward(const attncheck_call* call, char* err, size_t err_len);
+int seed_softmax_bypass_forward(const attncheck_call* call, char* err, size_t err_len);
+int no_max_subtraction_forward(const attncheck_call* call, char* err, size_t err_len);
+int scale_inverse_d_forward(const attncheck_call* call, char* err, size_t err_len);
+int causal_off_by_one_forward(const attncheck_call* call, char* err, size_t err_len);
+int last_key_dropped_forward(const attncheck_call* call, char* err, size_t err_len);
+int kv_swapped_forward(const attncheck_call* call, char* err, size_t err_len);
+
+}  // namespace attncheck

@@ -1,0 +1,71 @@
+// deterministic: the same call made twice returns bitwise the same output
+// (NaN payloads and the sign of zero included), also when a different call
+// on a problem of the same shape came in between.
+//
+// Catches: reads of uninitialised memory (scratch buffers, padding of the last
+// tile), state kept between calls (a cache keyed on the shape, a buffer not
+// cleared, a static accumulator), reductions whose order depends on thread
+// timing or on the address of the buffers.
+// Cannot catch: an implementation that is wrong in the same way every time;
+// nondeterminism too rare to show in three calls.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "laws/law_support.h"
+
+namespace attncheck {
+
+namespace {
+
+uint64_t bits(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+// A different problem of the same shape: V negated and Q's elements reversed,
+// so the intervening call leaves different values behind in any state.
+Problem other_of_same_shape(const Problem& p) {
+  Problem r = p;
+  for (double& x : r.v) x = -x;
+  std::reverse(r.q.begin(), r.q.end());
+  return r;
+}
+
+std::optional<std::string> differs(const Problem& p, const std::vector<double>& a, const std::vector<double>& b,
+                                   const char* when) {
+  int64_t count = 0, first = -1;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (bits(a[k]) != bits(b[k])) {
+      ++count;
+      if (first < 0) first = static_cast<int64_t>(k);
+    }
+  if (first < 0) return std::nullopt;
+  std::ostringstream m;
+  m << count << " element(s) differ " << when << "; first " << output_element(p, first) << ": " << num(a[first])
+    << " (bits 0x" << std::hex << bits(a[first]) << ") then " << num(b[first]) << " (bits 0x" << bits(b[first])
+    << std::dec << "); a deterministic implementation repeats every bit";
+  return m.str();
+}
+
+}  // namespace
+
+Law law_deterministic() {
+  Law law;
+  law.name = "deterministic";
+  law.statement = "the same call twice gives bitwise identical outputs, also after a different call in between";
+  law.check = [](Implementation& impl, const Problem& p) {
+    std::vector<double> first, second, scratch, third;
+    if (auto bad = run_for(impl, p, first)) return *bad;
+    if (auto bad = run_for(impl, p, second)) return *bad;
+    if (auto m = differs(p, first, second, "between two identical calls in a row")) return Verdict::fail(*m);
+    if (auto bad = run_for(impl, other_of_same_shape(p), scratch)) return *bad;
+    if (auto bad = run_for(impl, p, third)) return *bad;
+    if (auto m = differs(p, first, third, "after a call on other values of the same shape")) return Verdict::fail(*m);
+    return Verdict::pass();
+  };
+  return law;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,93 @@
+// fully_masked_rows_zero: a query row that sees no key (every key masked, or
+// hidden by a bottom_right rule when q_len > kv_len) outputs exactly zeros:
+// not NaN, not the mean of the masked values, not stale memory.
+//
+// Two problems are built from the generated one: (1) its own mask with every
+// third row (and row 0 of each head) fully masked; (2) when q_len >= 2, the
+// bottom_right rule with the keys cut to fewer than q_len, which leaves the
+// first rows with an empty causal window and no mask at all.
+//
+// Catches: 0/0 from a softmax over only -inf logits (NaN), a finite mask bias
+// (-1e9) that turns an empty row into the uniform mean of masked values, -inf
+// max minus -inf max (NaN), empty rows skipped and left unwritten or holding a
+// previous row, an empty causal window mishandled by bottom_right alignment.
+// Cannot catch: anything about rows that see at least one key.
+#include <cmath>
+#include <sstream>
+
+#include "laws/law_support.h"
+
+namespace attncheck {
+
+namespace {
+
+// Keeps keys [0, n) of every head (k, v, mask columns).
+Problem first_keys(const Problem& p, int64_t n) {
+  const Shape& s = p.shape;
+  Problem r = p;
+  r.shape.kv_len = n;
+  r.k.clear(); r.v.clear(); r.mask.clear();
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t d = 0; d < s.head_dim; ++d) r.k.push_back(p.k[p.k_at(bh, j, d)]);
+      for (int64_t c = 0; c < s.value_dim; ++c) r.v.push_back(p.v[p.v_at(bh, j, c)]);
+    }
+  return r;
+}
+
+// Fails when a row of `p` that sees no key is not all zeros in `out`.
+std::optional<std::string> nonzero_empty_row(const Problem& p, const std::vector<double>& out, int64_t& empty) {
+  const Shape& s = p.shape;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      bool sees = false;
+      for (int64_t j = 0; j < s.kv_len && !sees; ++j) sees = p.visible(bh, i, j);
+      if (sees) continue;
+      ++empty;
+      for (int64_t c = 0; c < s.value_dim; ++c) {
+        const double x = out[p.out_at(bh, i, c)];
+        if (x == 0) continue;
+        std::ostringstream m;
+        m << "row " << output_row(p, bh, i) << " sees no key and ";
+        if (std::isnan(x)) m << "is NaN";
+        else m << "outputs " << num(x) << " at c=" << c;
+        m << "; expected zeros (" << p.header() << ")";
+        return m.str();
+      }
+    }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Law law_fully_masked_rows_zero() {
+  Law law;
+  law.name = "fully_masked_rows_zero";
+  law.statement = "a query row that sees no key outputs exactly zeros";
+  law.check = [](Implementation& impl, const Problem& base) {
+    const Shape& s = base.shape;
+    std::vector<Problem> cases;
+    Problem masked = base;
+    if (!masked.has_mask()) masked.mask.assign(s.mask_size(), 1);
+    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+      for (int64_t i = 0; i < s.q_len; i += 3)
+        for (int64_t j = 0; j < s.kv_len; ++j) masked.mask[masked.mask_at(bh, i, j)] = 0;
+    cases.push_back(std::move(masked));
+    if (s.q_len >= 2) {
+      Problem late = first_keys(base, std::min(s.kv_len, s.q_len - 1));
+      late.causal = Causal::bottom_right;
+      cases.push_back(std::move(late));
+    }
+    int64_t empty = 0;
+    for (const Problem& p : cases) {
+      std::vector<double> out;
+      if (auto bad = run_for(impl, p, out)) return *bad;
+      if (auto m = nonzero_empty_row(p, out, empty)) return Verdict::fail(*m);
+    }
+    if (empty == 0) return Verdict::not_applicable("no row sees nothing");
+    return Verdict::pass();
+  };
+  return law;
+}
+
+}  // namespace attncheck

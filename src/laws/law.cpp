@@ -1,0 +1,21 @@
+#include "laws/law.h"
+
+namespace attncheck {
+
+std::optional<Verdict> unusable(const Outcome& o) {
+  switch (o.status) {
+    case CallStatus::ok: return std::nullopt;
+    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message};
+    case CallStatus::error: return Verdict::fail("the call failed: " + o.message);
+    default:
+      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message};
+  }
+}
+
+const Law* find_law(std::string_view name) {
+  for (const Law& l : all_laws())
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,58 @@
+// A law: a property every correct attention implementation has, judged on one
+// Problem. Laws never know which driver (RapidCheck, libFuzzer, a replayed case
+// file, the CLI) runs them. Adding a law is adding one file and one line in
+// registry.cpp.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "impls/implementation.h"
+#include "problem/generators.h"
+#include "problem/problem.h"
+
+namespace attncheck {
+
+enum class VerdictStatus {
+  pass,
+  fail,
+  not_applicable,  // the law says nothing about this problem (e.g. permutation under a causal rule)
+  unsupported,     // the implementation answered ATTNCHECK_UNSUPPORTED to a call the law needed
+  fault,           // a call crashed, hung or wrote out of bounds: judged by the process laws
+};
+
+struct Verdict {
+  VerdictStatus status = VerdictStatus::pass;
+  std::string message;  // why it failed, or why the law does not apply
+
+  static Verdict pass() { return {}; }
+  static Verdict fail(std::string m) { return {VerdictStatus::fail, std::move(m)}; }
+  static Verdict not_applicable(std::string m) { return {VerdictStatus::not_applicable, std::move(m)}; }
+  bool passed() const { return status == VerdictStatus::pass; }
+  bool failed() const { return status == VerdictStatus::fail; }
+};
+
+struct Law {
+  std::string name;
+  std::string statement;  // one line, shown by `attncheck list`
+  // Narrows the default generator to the problems this law is about
+  // (e.g. unit Gaussians for query_sensitivity). Default: leave as is.
+  std::function<void(GenOptions&)> tailor;
+  std::function<Verdict(Implementation&, const Problem&)> check;
+  // Cheap laws run in the fuzzers on every input; expensive ones do not.
+  bool cheap = true;
+};
+
+// Every law, in the order reports list them.
+const std::vector<Law>& all_laws();
+const Law* find_law(std::string_view name);
+
+// Runs the implementation and turns an unusable outcome into the verdict a law
+// returns for it: unsupported, fault (crash, hang, bad write: the process laws
+// judge those), or fail (an error code). nullopt when the output is usable.
+std::optional<Verdict> unusable(const Outcome& o);
+
+}  // namespace attncheck

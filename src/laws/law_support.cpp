@@ -1,0 +1,72 @@
+#include "laws/law_support.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace attncheck {
+
+std::optional<Verdict> run_for(Implementation& impl, const Problem& p, std::vector<double>& out) {
+  Outcome o = impl.run(p);
+  if (auto bad = unusable(o)) return bad;
+  out = std::move(o.out);
+  return std::nullopt;
+}
+
+std::string output_element(const Problem& p, int64_t flat) {
+  const Shape& s = p.shape;
+  const int64_t c = flat % s.value_dim, i = (flat / s.value_dim) % s.q_len,
+                h = (flat / (s.value_dim * s.q_len)) % s.heads, b = flat / (s.value_dim * s.q_len * s.heads);
+  std::ostringstream os;
+  os << "[b=" << b << "][h=" << h << "][i=" << i << "][c=" << c << "]";
+  return os.str();
+}
+
+std::string output_row(const Problem& p, int64_t bh, int64_t i) {
+  std::ostringstream os;
+  os << "[b=" << bh / p.shape.heads << "][h=" << bh % p.shape.heads << "][i=" << i << "]";
+  return os.str();
+}
+
+std::string num(double x) {
+  std::ostringstream os;
+  os.precision(6);
+  os << x;
+  return os.str();
+}
+
+std::optional<std::string> mismatch(const Problem& p, const std::vector<double>& a, const std::vector<double>& tol_a,
+                                    const std::vector<double>& b, const std::vector<double>& tol_b,
+                                    const char* name_a, const char* name_b) {
+  double worst = 0;
+  int64_t at = -1;
+  int64_t count = 0;
+  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
+    const double tol = tol_a[k] + tol_b[k];
+    if (std::isinf(tol)) continue;
+    const double d = std::abs(a[k] - b[k]);
+    // Bitwise-equal NaNs agree; any other NaN is a mismatch.
+    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
+    const double ratio = std::isnan(d) ? INFINITY : (tol > 0 ? d / tol : (d > 0 ? INFINITY : 0));
+    if (ratio > 1) {
+      ++count;
+      if (ratio > worst) { worst = ratio; at = static_cast<int64_t>(k); }
+    }
+  }
+  if (at < 0) return std::nullopt;
+  std::ostringstream os;
+  os << count << " element(s) differ; worst " << output_element(p, at) << ": " << name_a << " = " << num(a[at])
+     << ", " << name_b << " = " << num(b[at]) << ", allowed difference " << num(tol_a[at] + tol_b[at]);
+  return os.str();
+}
+
+Problem with_identity_values(const Problem& p) {
+  Problem r = p;
+  const Shape& s = p.shape;
+  r.shape.value_dim = s.kv_len;
+  r.v.assign(s.batch * s.heads * s.kv_len * s.kv_len, 0.0);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t j = 0; j < s.kv_len; ++j) r.v[r.v_at(bh, j, j)] = 1.0;
+  return r;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,87 @@
+// masked_weights_zero: with V = identity the output is the weight matrix P,
+// and the weight of every key a row cannot see (mask or causal rule) is
+// exactly 0; a row that sees no key is all zeros.
+//
+// Catches: a mask or causal rule ignored or applied to the wrong index (mask
+// transposed, a head's mask stride wrong, causal alignment swapped, the causal
+// boundary one key late), a mask applied after the softmax (weights renormalised
+// over the wrong set), a "soft" mask that adds a large finite negative (-1e4,
+// -1e9) instead of excluding the key: its weight is tiny but not 0, and for large
+// logits not even tiny.
+// Cannot catch: errors in the weights of visible keys (see weights_sum_to_one,
+// matches_oracle). Rows outside the representable domain are not judged: a
+// correct implementation may return NaN there.
+//
+// A problem in which every key is visible is given a mask derived from its
+// fingerprint (about one key in four hidden), so the law is always exercised.
+#include <algorithm>
+#include <sstream>
+
+#include "laws/law_support.h"
+#include "laws/problem_transforms.h"
+
+namespace attncheck {
+
+namespace {
+
+bool hides_some_key(const Problem& p) {
+  const Shape& s = p.shape;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t j = 0; j < s.kv_len; ++j)
+        if (!p.visible(bh, i, j)) return true;
+  return false;
+}
+
+// p with a mask that hides about a quarter of the keys, in a pattern that
+// depends on the problem (so different cases hide different keys).
+Problem with_derived_mask(const Problem& p) {
+  Problem r = p;
+  const Shape& s = p.shape;
+  const uint64_t salt = problem_fingerprint(p) % 4;
+  r.mask.assign(s.mask_size(), 1);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t j = 0; j < s.kv_len; ++j)
+        r.mask[r.mask_at(bh, i, j)] = (static_cast<uint64_t>(7 * i + 3 * j + 5 * bh) + salt) % 4 != 0;
+  return r;
+}
+
+}  // namespace
+
+Law law_masked_weights_zero() {
+  Law law;
+  law.name = "masked_weights_zero";
+  law.statement = "with V = identity, the weight of every key a row cannot see (mask or causal rule) is exactly 0";
+  law.tailor = [](GenOptions& g) { g.max_kv_len = std::min(g.max_kv_len, kMaxIdentityKeys); };
+  law.check = [](Implementation& impl, const Problem& base) {
+    if (base.shape.kv_len > kMaxIdentityKeys) return Verdict::not_applicable("kv_len above kMaxIdentityKeys");
+    const Problem p = with_identity_values(hides_some_key(base) ? base : with_derived_mask(base));
+    std::vector<double> out;
+    if (auto bad = run_for(impl, p, out)) return *bad;
+    const Shape& s = p.shape;
+    int64_t judged = 0, violations = 0, first = -1;
+    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+      for (int64_t i = 0; i < s.q_len; ++i) {
+        if (!row_in_finite_domain(p, bh, i)) continue;
+        for (int64_t j = 0; j < s.kv_len; ++j) {
+          if (p.visible(bh, i, j)) continue;
+          ++judged;
+          if (out[p.out_at(bh, i, j)] != 0) {  // NaN included
+            ++violations;
+            if (first < 0) first = p.out_at(bh, i, j);
+          }
+        }
+      }
+    if (judged == 0) return Verdict::not_applicable("no hidden key in a row inside the representable domain");
+    if (first < 0) return Verdict::pass();
+    std::ostringstream m;
+    m << violations << " hidden key(s) got a nonzero weight; first " << output_element(p, first) << " (key "
+      << first % s.value_dim << ", hidden by " << (p.causal_allows((first / s.value_dim) % s.q_len, first % s.value_dim) ? "the mask" : "the causal rule")
+      << "): got " << num(out[first]) << ", must be exactly 0";
+    return Verdict::fail(m.str());
+  };
+  return law;
+}
+
+}  // namespace attncheck

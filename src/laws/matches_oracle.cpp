@@ -1,0 +1,30 @@
+// matches_oracle: every output element lies within the derived error bound of
+// the high-precision oracle (rows whose exact computation overflows the dtype
+// are not judged; see finite_for_finite_inputs for those).
+#include <sstream>
+
+#include "laws/law_support.h"
+
+namespace attncheck {
+
+Law law_matches_oracle() {
+  Law law;
+  law.name = "matches_oracle";
+  law.statement = "every output element is within the derived error bound of the high-precision oracle";
+  law.check = [](Implementation& impl, const Problem& p) {
+    std::vector<double> out;
+    if (auto bad = run_for(impl, p, out)) return *bad;
+    const OracleResult o = oracle(p);
+    const Comparison c = compare_to_oracle(p, o, out);
+    if (c.ok) return Verdict::pass();
+    const int64_t k = c.worst_index;
+    std::ostringstream m;
+    m << c.violations << " element(s) outside the bound; worst " << output_element(p, k) << ": got " << num(out[k])
+      << ", oracle " << num(o.exact[k]) << ", error " << num(std::abs(out[k] - o.exact[k])) << " is "
+      << num(c.worst_ratio) << "x the bound " << num(o.bound[k]);
+    return Verdict::fail(m.str());
+  };
+  return law;
+}
+
+}  // namespace attncheck

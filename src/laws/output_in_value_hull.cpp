@@ -1,0 +1,63 @@
+// output_in_value_hull: every output is a convex combination of the visible
+// value rows, so out[i][c] lies within [min, max] over visible keys j of
+// v[j][c], widened by the oracle's bound; a row that sees no key is exactly 0.
+//
+// Catches: weights that are not a probability distribution (the founding
+// "fix" that multiplies V by Q, a missing normaliser, negative weights), values
+// taken from the wrong tensor or rows (K and V swapped, a masked key's value
+// leaking in, a stride that reads another head's V), NaN or garbage in rows
+// inside the representable domain, rows that see nothing filled with anything
+// but zeros.
+// Cannot catch: a wrong distribution over the right values (wrong scale, a key
+// dropped from the softmax, causal rule off by one) unless it leaves the hull.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "laws/law_support.h"
+
+namespace attncheck {
+
+Law law_output_in_value_hull() {
+  Law law;
+  law.name = "output_in_value_hull";
+  law.statement = "each output element lies between the smallest and largest visible value of its column";
+  law.check = [](Implementation& impl, const Problem& p) {
+    std::vector<double> out;
+    if (auto bad = run_for(impl, p, out)) return *bad;
+    const OracleResult o = oracle(p);
+    const Shape& s = p.shape;
+    int64_t judged = 0, violations = 0, worst = -1;
+    double worst_excess = 0, worst_lo = 0, worst_hi = 0;
+    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+      for (int64_t i = 0; i < s.q_len; ++i)
+        for (int64_t c = 0; c < s.value_dim; ++c) {
+          const int64_t at = p.out_at(bh, i, c);
+          const double tol = o.bound[at];
+          if (std::isinf(tol)) continue;  // outside the representable domain
+          ++judged;
+          double lo = INFINITY, hi = -INFINITY;
+          for (int64_t j = 0; j < s.kv_len; ++j)
+            if (p.visible(bh, i, j)) {
+              lo = std::min(lo, p.v[p.v_at(bh, j, c)]);
+              hi = std::max(hi, p.v[p.v_at(bh, j, c)]);
+            }
+          if (lo > hi) lo = hi = 0;  // sees nothing: exactly zero (the bound is 0 there)
+          const double excess = std::isnan(out[at]) ? INFINITY : std::max(lo - tol - out[at], out[at] - hi - tol);
+          if (excess > 0) {
+            ++violations;
+            if (worst < 0 || excess > worst_excess) { worst = at; worst_excess = excess; worst_lo = lo; worst_hi = hi; }
+          }
+        }
+    if (judged == 0) return Verdict::not_applicable("no row is inside the representable domain");
+    if (worst < 0) return Verdict::pass();
+    std::ostringstream m;
+    m << violations << " element(s) outside the hull of the visible values; worst " << output_element(p, worst)
+      << ": got " << num(out[worst]) << ", visible values span [" << num(worst_lo) << ", " << num(worst_hi)
+      << "], allowed difference " << num(o.bound[worst]);
+    return Verdict::fail(m.str());
+  };
+  return law;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,92 @@
+#include "laws/problem_transforms.h"
+
+#include <cstring>
+#include <numeric>
+
+namespace attncheck {
+
+Problem with_causal_as_mask(const Problem& p) {
+  if (p.causal == Causal::none) return p;
+  Problem r = p;
+  const Shape& s = p.shape;
+  r.mask.assign(s.mask_size(), 0);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t j = 0; j < s.kv_len; ++j) r.mask[p.mask_at(bh, i, j)] = p.visible(bh, i, j) ? 1 : 0;
+  r.causal = Causal::none;
+  return r;
+}
+
+Problem with_keys_permuted(const Problem& p, const std::vector<int64_t>& perm) {
+  Problem r = p;
+  const Shape& s = p.shape;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t j = 0; j < s.kv_len; ++j) {
+      const int64_t from = perm[j];
+      for (int64_t d = 0; d < s.head_dim; ++d) r.k[r.k_at(bh, j, d)] = p.k[p.k_at(bh, from, d)];
+      for (int64_t c = 0; c < s.value_dim; ++c) r.v[r.v_at(bh, j, c)] = p.v[p.v_at(bh, from, c)];
+      if (p.has_mask())
+        for (int64_t i = 0; i < s.q_len; ++i) r.mask[r.mask_at(bh, i, j)] = p.mask[p.mask_at(bh, i, from)];
+    }
+  return r;
+}
+
+Problem with_queries_permuted(const Problem& p, const std::vector<int64_t>& perm) {
+  Problem r = p;
+  const Shape& s = p.shape;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      const int64_t from = perm[i];
+      for (int64_t d = 0; d < s.head_dim; ++d) r.q[r.q_at(bh, i, d)] = p.q[p.q_at(bh, from, d)];
+      if (p.has_mask())
+        for (int64_t j = 0; j < s.kv_len; ++j) r.mask[r.mask_at(bh, i, j)] = p.mask[p.mask_at(bh, from, j)];
+    }
+  return r;
+}
+
+Problem head_alone(const Problem& p, int64_t bh) {
+  const Shape& s = p.shape;
+  Problem r = p;
+  r.shape.batch = r.shape.heads = 1;
+  auto cut = [bh](const auto& t, int64_t per_head) {
+    return std::decay_t<decltype(t)>(t.begin() + bh * per_head, t.begin() + (bh + 1) * per_head);
+  };
+  r.q = cut(p.q, s.q_len * s.head_dim);
+  r.k = cut(p.k, s.kv_len * s.head_dim);
+  r.v = cut(p.v, s.kv_len * s.value_dim);
+  if (p.has_mask()) r.mask = cut(p.mask, s.q_len * s.kv_len);
+  return r;
+}
+
+std::vector<int64_t> mixing_permutation(int64_t n, uint64_t salt) {
+  std::vector<int64_t> perm(n);
+  if (n < 2) { std::iota(perm.begin(), perm.end(), 0); return perm; }
+  const int64_t shift = static_cast<int64_t>(salt % static_cast<uint64_t>(n));
+  for (int64_t j = 0; j < n; ++j) perm[j] = (n - 1 - j + shift) % n;
+  // The reversal rotated can come back to the identity (n == 2, shift == 1);
+  // the plain reversal never does.
+  bool identity = true;
+  for (int64_t j = 0; j < n && identity; ++j) identity = perm[j] == j;
+  if (identity)
+    for (int64_t j = 0; j < n; ++j) perm[j] = n - 1 - j;
+  return perm;
+}
+
+uint64_t problem_fingerprint(const Problem& p) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64-bit
+  auto mix = [&h](const void* data, std::size_t bytes) {
+    const auto* b = static_cast<const unsigned char*>(data);
+    for (std::size_t k = 0; k < bytes; ++k) { h ^= b[k]; h *= 1099511628211ull; }
+  };
+  auto mix_value = [&mix](auto x) { mix(&x, sizeof x); };
+  mix_value(static_cast<int>(p.dtype));
+  mix_value(static_cast<int>(p.causal));
+  for (int64_t e : {p.shape.batch, p.shape.heads, p.shape.q_len, p.shape.kv_len, p.shape.head_dim, p.shape.value_dim})
+    mix_value(e);
+  mix_value(p.scale);
+  for (const std::vector<double>* t : {&p.q, &p.k, &p.v}) mix(t->data(), t->size() * sizeof(double));
+  mix(p.mask.data(), p.mask.size());
+  return h;
+}
+
+}  // namespace attncheck

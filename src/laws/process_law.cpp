@@ -1,0 +1,22 @@
+#include "laws/process_law.h"
+
+namespace attncheck {
+
+Law make_process_law(std::string name, std::string statement, CallStatus fault) {
+  Law law;
+  law.name = std::move(name);
+  law.statement = std::move(statement);
+  law.check = [fault](Implementation& impl, const Problem& p) {
+    const Outcome o = impl.run(p);
+    if (o.status == fault) return Verdict::fail(std::string(call_status_name(fault)) + ": " + o.message);
+    if (o.status == CallStatus::unsupported) return Verdict{VerdictStatus::unsupported, o.message};
+    if (is_process_fault(o.status))
+      return Verdict::not_applicable("the call ended in another process fault (" +
+                                     std::string(call_status_name(o.status)) + "), judged by its own law");
+    // ok, or an error code returned cleanly: the process behaved.
+    return Verdict::pass();
+  };
+  return law;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,76 @@
+// The law catalogue, in report order. Each law lives in its own file as a
+// factory `Law law_<name>()`; adding a law is one file and one line below.
+#include "laws/law.h"
+
+namespace attncheck {
+
+// Softmax made visible (V = identity).
+Law law_weights_sum_to_one();
+Law law_weights_in_unit_interval();
+Law law_masked_weights_zero();
+// Numerical.
+Law law_matches_oracle();
+Law law_finite_for_finite_inputs();
+Law law_nan_propagates();
+Law law_deterministic();
+// Metamorphic.
+Law law_output_in_value_hull();
+Law law_logit_shift_invariance();
+Law law_scale_invariance();
+Law law_value_scaling();
+Law law_value_linearity();
+Law law_key_permutation_invariance();
+Law law_query_permutation_equivariance();
+Law law_batch_head_independence();
+// Exact special cases.
+Law law_uniform_on_zero_query();
+Law law_single_key_passthrough();
+// Masks and causal rules.
+Law law_causal_prefix_consistency();
+Law law_masked_keys_ignored();
+Law law_causal_equals_explicit_mask();
+Law law_fully_masked_rows_zero();
+// Scale.
+Law law_default_scale_is_inverse_sqrt_d();
+// The founding law.
+Law law_query_sensitivity();
+// The implementation as a program.
+Law law_no_crash();
+Law law_no_timeout();
+Law law_no_out_of_bounds_write();
+Law law_writes_every_output();
+
+const std::vector<Law>& all_laws() {
+  static const std::vector<Law> laws = {
+      law_weights_sum_to_one(),
+      law_weights_in_unit_interval(),
+      law_masked_weights_zero(),
+      law_matches_oracle(),
+      law_finite_for_finite_inputs(),
+      law_nan_propagates(),
+      law_deterministic(),
+      law_output_in_value_hull(),
+      law_logit_shift_invariance(),
+      law_scale_invariance(),
+      law_value_scaling(),
+      law_value_linearity(),
+      law_key_permutation_invariance(),
+      law_query_permutation_equivariance(),
+      law_batch_head_independence(),
+      law_uniform_on_zero_query(),
+      law_single_key_passthrough(),
+      law_causal_prefix_consistency(),
+      law_masked_keys_ignored(),
+      law_causal_equals_explicit_mask(),
+      law_fully_masked_rows_zero(),
+      law_default_scale_is_inverse_sqrt_d(),
+      law_query_sensitivity(),
+      law_no_crash(),
+      law_no_timeout(),
+      law_no_out_of_bounds_write(),
+      law_writes_every_output(),
+  };
+  return laws;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,143 @@
+#include "laws/runner.h"
+
+#include <rapidcheck.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+namespace attncheck {
+
+std::string_view law_status_name(LawStatus s) {
+  switch (s) {
+    case LawStatus::pass: return "pass";
+    case LawStatus::fail: return "fail";
+    case LawStatus::skipped: return "skipped";
+  }
+  return "?";
+}
+
+Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
+  return law.check(impl, problem);
+}
+
+namespace {
+// RapidCheck announces its global configuration on stderr the first time it
+// loads it ("Using configuration: seed=..."). attncheck passes every
+// parameter explicitly and prints its own seed, so load it once in silence.
+void load_rapidcheck_configuration_quietly() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::ostringstream sink;
+    std::streambuf* saved = std::cerr.rdbuf(sink.rdbuf());
+    (void)rc::detail::configuration();
+    std::cerr.rdbuf(saved);
+  });
+}
+}  // namespace
+
+LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options) {
+  load_rapidcheck_configuration_quietly();
+  using Clock = std::chrono::steady_clock;
+  LawReport report;
+  report.law = law.name;
+  GenOptions gen = options.gen;
+  if (law.tailor) law.tailor(gen);
+  const rc::Gen<Problem> problems = gen_problem(gen);
+
+  int judged = 0, unsupported = 0, not_applicable = 0;
+  std::string last_skip_reason;
+  bool failing = false;
+  Clock::time_point first_failure;
+  std::optional<Problem> smallest;
+  std::string smallest_message;
+
+  auto property = [&] {
+    const Problem p = *problems;
+    if (failing) {
+      // Shrinking: past the cap, every further candidate "passes", which ends
+      // the search and keeps the smallest failing case found so far.
+      if (Clock::now() - first_failure > std::chrono::duration<double>(options.shrink_seconds)) return;
+    }
+    const Verdict v = law.check(impl, p);
+    switch (v.status) {
+      case VerdictStatus::pass:
+        if (!failing) ++judged;
+        return;
+      case VerdictStatus::fail:
+        if (!failing) { ++judged; failing = true; first_failure = Clock::now(); }
+        else ++report.shrink_steps;
+        smallest = p;
+        smallest_message = v.message;
+        RC_FAIL(v.message);
+      case VerdictStatus::fault:
+        if (!report.fault_case) {
+          report.fault_case = p;
+          report.fault_message = v.message;
+        }
+        RC_DISCARD("process fault: " + v.message);
+      case VerdictStatus::unsupported:
+        ++unsupported;
+        last_skip_reason = "unsupported: " + v.message;
+        RC_DISCARD(last_skip_reason);
+      case VerdictStatus::not_applicable:
+        ++not_applicable;
+        last_skip_reason = "not applicable: " + v.message;
+        RC_DISCARD(last_skip_reason);
+    }
+  };
+
+  rc::detail::TestParams params;
+  params.seed = options.seed;
+  params.maxSuccess = options.cases;
+  params.maxSize = options.max_size;
+  params.maxDiscardRatio = 10;
+  rc::detail::TestMetadata metadata;
+  metadata.id = law.name + "/" + impl.name();
+  metadata.description = metadata.id;
+  const rc::detail::TestResult result =
+      rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params);
+
+  report.cases = judged;
+  if (smallest) {
+    report.status = LawStatus::fail;
+    report.counterexample = smallest;
+    report.message = smallest_message;
+  } else if (judged == 0) {
+    report.status = LawStatus::skipped;
+    report.message = last_skip_reason.empty() ? "no case could be judged" : last_skip_reason;
+  } else {
+    report.status = LawStatus::pass;
+    if (!result.template is<rc::detail::SuccessResult>() && !result.template is<rc::detail::GaveUpResult>()) {
+      report.status = LawStatus::fail;
+      report.message = "the property driver reported an error";
+    }
+  }
+  (void)unsupported;
+  (void)not_applicable;
+  return report;
+}
+
+uint64_t seed_from_env(uint64_t fallback) {
+  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) return std::strtoull(s, nullptr, 10);
+  return fallback;
+}
+
+RunOptions options_from_env() {
+  RunOptions o;
+  o.seed = seed_from_env(1);
+  const char* size = std::getenv("ATTNCHECK_SIZE");
+  if (size && std::string(size) == "long") {
+    o.cases = 1000;
+    o.gen.size_factor = 1.8;  // lengths up to 129 and beyond the largest tiles
+    o.shrink_seconds = 60;
+  } else {
+    o.cases = 100;
+  }
+  if (const char* c = std::getenv("ATTNCHECK_CASES"); c && *c) o.cases = std::atoi(c);
+  return o;
+}
+
+}  // namespace attncheck

@@ -1,0 +1,51 @@
+// Drives one law against one implementation with RapidCheck: generates cases,
+// and on a failure shrinks it (with a time cap) to the smallest case that still
+// fails. The same seed gives the same cases, the same failure, the same shrink.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "laws/law.h"
+
+namespace attncheck {
+
+struct RunOptions {
+  uint64_t seed = 1;
+  int cases = 100;          // successful cases before the law passes
+  int max_size = 100;       // RapidCheck size: scales shapes from tiny to the generator's caps
+  double shrink_seconds = 10;  // after this, shrinking stops and keeps the smallest case so far
+  GenOptions gen;           // before the law tailors it
+};
+
+enum class LawStatus { pass, fail, skipped };
+std::string_view law_status_name(LawStatus s);
+
+struct LawReport {
+  std::string law;
+  LawStatus status = LawStatus::pass;
+  int cases = 0;              // cases judged (passed, or up to and including the failure)
+  std::string message;        // the failure (of the shrunk case), or why it was skipped
+  std::optional<Problem> counterexample;  // the shrunk failing case
+  std::string diagnosis;      // "behaves like: ..." when a fault model matches; else empty
+  int shrink_steps = 0;
+  // A crash, hang or bad write seen while judging this law: judged by the
+  // process laws; kept here so they can report it with its case.
+  std::optional<Problem> fault_case;
+  std::string fault_message;
+  CallStatus fault_status = CallStatus::ok;
+};
+
+LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options);
+
+// Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
+Verdict check_case(const Law& law, Implementation& impl, const Problem& problem);
+
+// The seed from ATTNCHECK_SEED, else `fallback`; the size profile from
+// ATTNCHECK_SIZE (quick | long), for property tests.
+uint64_t seed_from_env(uint64_t fallback);
+RunOptions options_from_env();
+
+}  // namespace attncheck

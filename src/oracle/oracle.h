@@ -1,0 +1,47 @@
+// The high-precision oracle and the per-element error bound.
+//
+// The oracle evaluates attention in far more precision than the dtype under
+// test (double for f32/f16/bf16, x87 long double for f64), one query row at a
+// time, and for every output element derives how far a correct implementation
+// in the problem's dtype may be from the exact value. The derivation is in
+// docs/tolerance.md; nothing here is a hand-tuned tolerance.
+#pragma once
+
+#include <vector>
+
+#include "problem/problem.h"
+
+namespace attncheck {
+
+struct OracleResult {
+  std::vector<double> exact;        // [batch][heads][q_len][value_dim], the exact output rounded to double
+  std::vector<double> bound;        // same shape: allowed |out - exact|; +inf where the row is outside
+                                    // the representable domain (anything goes there)
+  std::vector<double> entropy;      // [batch][heads][q_len]: entropy of the attention weights in nats;
+                                    // NaN for rows that see no key
+  std::vector<uint8_t> row_in_domain;  // [batch][heads][q_len]: 1 when the row's exact computation
+                                       // stays representable (see in_finite_domain)
+};
+
+// The one documented safety factor applied to the first-order bound.
+inline constexpr double kBoundSafetyFactor = 2.0;
+
+OracleResult oracle(const Problem& p);
+
+// The domain of finite_for_finite_inputs for one query row of head bh: every
+// visible key has sum_d |scale q_d k_d| below half the dtype's largest value,
+// and every value column's sum over visible keys of |v| is below half of it.
+// Inputs must be finite. Inside it, a correct implementation's output is finite.
+bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i);
+bool in_finite_domain(const Problem& p);  // every row
+
+// Result of comparing an output against the oracle.
+struct Comparison {
+  bool ok = true;
+  double worst_ratio = 0;  // max over judged elements of |out - exact| / bound (inf if bound is 0 and they differ)
+  int64_t worst_index = -1;  // flat index of the worst element
+  int64_t violations = 0;
+};
+Comparison compare_to_oracle(const Problem& p, const OracleResult& o, const std::vector<double>& out);
+
+}  // namespace attncheck

@@ -1,0 +1,175 @@
+// Everything here runs in the forked child. It keeps to plain system calls and
+// fixed buffers: the parent may have been anywhere when it forked, and the
+// child must never return into the parent's code (it ends with _exit).
+// fork without exec is safe as long as the parent is single-threaded when it
+// loads or restarts a plugin (the CLI and the tests are); dlopen in a child
+// forked from a multi-threaded parent could deadlock on a lock held by another thread.
+#include "plugin/host_child.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "plugin/host_protocol.h"
+
+namespace attncheck::host {
+
+namespace {
+
+void copy_text(char* dst, std::size_t cap, const char* src) {
+  if (!src) src = "";
+  std::snprintf(dst, cap, "%s", src);
+}
+
+bool send_all(int sock, const void* msg, std::size_t n) {
+  // MSG_NOSIGNAL: a parent that went away must end the child quietly, not by SIGPIPE.
+  for (;;) {
+    const ssize_t r = send(sock, msg, n, MSG_NOSIGNAL);
+    if (r == static_cast<ssize_t>(n)) return true;
+    if (r < 0 && errno == EINTR) continue;
+    return false;
+  }
+}
+
+// Closes fds first..last; close_range needs Linux 5.9, so older kernels get the loop.
+void close_fds(unsigned first, unsigned last) {
+  if (close_range(first, last, 0) == 0) return;
+  const long open_max = sysconf(_SC_OPEN_MAX);
+  const unsigned cap = open_max > 0 && open_max < 65536 ? static_cast<unsigned>(open_max) : 65536u;
+  for (unsigned fd = first; fd <= last && fd < cap; ++fd) close(static_cast<int>(fd));
+}
+
+// Signals and fds as a fresh process would have them, so a plugin fault is the
+// plain signal the parent can name (a sanitizer's or test runner's handlers,
+// inherited through fork, would turn a SIGSEGV into an exit status), and so
+// the plugin cannot reach the parent's other files, sockets or shared regions.
+void isolate(int sock, int region_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // a dying parent takes its hosts along
+  setpgid(0, 0);  // an own process group, so the parent can kill whatever the plugin forks
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  static const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
+                                 SIGSYS, SIGPIPE, SIGTERM, SIGINT, SIGALRM};
+  for (int sig : kSignals) sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  // stdin from /dev/null; stdout onto stderr, so plugin chatter cannot get
+  // into the parent's report on stdout.
+  if (int devnull = open("/dev/null", O_RDONLY); devnull >= 0) {
+    dup2(devnull, 0);
+    if (devnull != 0) close(devnull);
+  }
+  dup2(2, 1);
+
+  const unsigned lo = static_cast<unsigned>(sock < region_fd ? sock : region_fd);
+  const unsigned hi = static_cast<unsigned>(sock < region_fd ? region_fd : sock);
+  if (lo > 3) close_fds(3, lo - 1);
+  if (hi > lo + 1) close_fds(lo + 1, hi - 1);
+  close_fds(hi + 1, ~0u);
+}
+
+// Loads the plugin and fills `hello`; the impl on success, else nullptr.
+const attncheck_impl* load(const char* path, HelloMessage& hello) {
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    hello.status = LoadStatus::dlopen_failed;
+    copy_text(hello.text, sizeof hello.text, dlerror());
+    return nullptr;
+  }
+  dlerror();
+  void* sym = dlsym(lib, "attncheck_plugin_v1");
+  if (!sym) {
+    hello.status = LoadStatus::no_symbol;
+    const char* e = dlerror();
+    copy_text(hello.text, sizeof hello.text, e ? e : "attncheck_plugin_v1 resolves to NULL");
+    return nullptr;
+  }
+  using EntryFn = const attncheck_impl* (*)();
+  const attncheck_impl* impl = reinterpret_cast<EntryFn>(sym)();
+  if (!impl) {
+    hello.status = LoadStatus::null_impl;
+    return nullptr;
+  }
+  // abi_version is the only field every ABI version is promised to share:
+  // nothing else of the struct is read before it matches.
+  hello.abi_version = impl->abi_version;
+  if (impl->abi_version != ATTNCHECK_ABI_VERSION) {
+    hello.status = LoadStatus::abi_mismatch;
+    return nullptr;
+  }
+  if (!impl->forward) {
+    hello.status = LoadStatus::null_forward;
+    return nullptr;
+  }
+  hello.status = LoadStatus::ok;
+  copy_text(hello.text, sizeof hello.text, impl->name);
+  return impl;
+}
+
+}  // namespace
+
+void run_host_child(const char* path, int sock, int region_fd) {
+  isolate(sock, region_fd);
+
+  HelloMessage hello;
+  const attncheck_impl* impl = load(path, hello);
+  if (!send_all(sock, &hello, sizeof hello) || !impl) _exit(0);
+
+  uint8_t* base = nullptr;
+  std::size_t mapped = 0;
+  for (;;) {
+    CallRequest req;
+    const ssize_t n = recv(sock, &req, sizeof req, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof req)) _exit(0);  // parent closed the socket (or garbage)
+
+    CallReply reply;
+    if (req.region_size > mapped) {
+      if (base) munmap(base, mapped);
+      void* p = mmap(nullptr, req.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, region_fd, 0);
+      if (p == MAP_FAILED) {
+        base = nullptr;
+        mapped = 0;
+        reply.host_failed = 1;
+        std::snprintf(reply.err, sizeof reply.err, "host child cannot map %llu bytes: %s",
+                      static_cast<unsigned long long>(req.region_size), std::strerror(errno));
+        if (!send_all(sock, &reply, sizeof reply)) _exit(0);
+        continue;
+      }
+      base = static_cast<uint8_t*>(p);
+      mapped = req.region_size;
+    }
+
+    attncheck_call call{};
+    call.dtype = static_cast<attncheck_dtype>(req.dtype);
+    call.batch = req.batch;
+    call.heads = req.heads;
+    call.q_len = req.q_len;
+    call.kv_len = req.kv_len;
+    call.head_dim = req.head_dim;
+    call.value_dim = req.value_dim;
+    call.causal = static_cast<attncheck_causal>(req.causal);
+    call.scale = req.scale;
+    call.q = base + req.q;
+    call.k = base + req.k;
+    call.v = base + req.v;
+    call.mask = req.has_mask ? base + req.mask : nullptr;
+    call.out = base + req.out;
+
+    reply.rc = impl->forward(&call, reply.err, sizeof reply.err);
+    reply.err[sizeof reply.err - 1] = 0;  // the plugin may not have terminated it
+    if (!send_all(sock, &reply, sizeof reply)) _exit(0);
+  }
+}
+
+}  // namespace attncheck::host

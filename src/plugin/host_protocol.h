@@ -1,0 +1,52 @@
+// The messages between the parent and a plugin's host child. They travel over
+// an AF_UNIX SOCK_SEQPACKET socketpair: one send is one message, so a message
+// is a fixed-size struct read whole, never a byte stream to parse. The plugin
+// shares the child with this protocol but not its fd numbers' meaning to the
+// parent: whatever it prints goes to stderr, never into the socket.
+//
+//   child  -> parent  HelloMessage   once, after dlopen + attncheck_plugin_v1()
+//   parent -> child   CallRequest    one per forward call; the tensors are in
+//                                    the shared region (see call_layout.h)
+//   child  -> parent  CallReply      forward's return code and err text
+//
+// A child that dies or stays silent past the time limit is reaped by the
+// parent and restarted for the next call (plugin_host.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "attncheck/plugin.h"
+
+namespace attncheck::host {
+
+enum class LoadStatus : int32_t {
+  ok = 0,          // text = the plugin's name
+  dlopen_failed,   // text = dlerror()
+  no_symbol,       // text = dlerror()
+  null_impl,       // attncheck_plugin_v1() returned NULL
+  abi_mismatch,    // abi_version holds what the plugin reports
+  null_forward,    // the attncheck_impl has no forward function
+};
+
+struct HelloMessage {
+  LoadStatus status = LoadStatus::ok;
+  uint32_t abi_version = 0;
+  char text[1024] = {};
+};
+
+struct CallRequest {
+  uint64_t region_size = 0;  // bytes the child must have mapped (grows only)
+  // Offsets into the region (CallLayout).
+  uint64_t q = 0, k = 0, v = 0, mask = 0, out = 0;
+  int32_t dtype = 0, causal = 0, has_mask = 0;
+  int64_t batch = 0, heads = 0, q_len = 0, kv_len = 0, head_dim = 0, value_dim = 0;
+  double scale = 0;
+};
+
+struct CallReply {
+  int32_t host_failed = 0;  // 1: the child itself failed (err says why); rc is meaningless
+  int32_t rc = 0;
+  char err[512] = {};
+};
+
+}  // namespace attncheck::host

@@ -1,0 +1,81 @@
+#include "plugin/plugin_loader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace attncheck {
+
+namespace {
+
+std::string prefix(const std::string& path) { return "cannot load plugin " + path + ": "; }
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// dlerror() texts are glibc's; they are matched only to choose the wording of
+// the cause, and always quoted in full.
+std::string dlopen_cause(const std::string& dl) {
+  if (contains(dl, "wrong ELF class"))
+    return "it is built for another word size or architecture (" + dl + ")";
+  if (contains(dl, "invalid ELF header") || contains(dl, "file too short") || contains(dl, "not an ELF"))
+    return "it is not a shared library (" + dl + ")";
+  if (contains(dl, "ELF") && (contains(dl, "machine") || contains(dl, "architecture") || contains(dl, "OS ABI")))
+    return "it is built for another architecture (" + dl + ")";
+  if (contains(dl, "undefined symbol"))
+    return "it needs a symbol that no loaded library provides (" + dl + ")";
+  if (contains(dl, "cannot open shared object file"))
+    // The plugin itself exists (checked before), so this is one of its dependencies.
+    return "a library it depends on cannot be opened (" + dl + ")";
+  return "dlopen failed (" + dl + ")";
+}
+
+}  // namespace
+
+std::string dlopen_path_for(const std::string& path) {
+  return path.find('/') == std::string::npos ? "./" + path : path;
+}
+
+std::string plugin_file_problem(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return prefix(path) + "no such file";
+    return prefix(path) + std::strerror(errno);
+  }
+  if (S_ISDIR(st.st_mode)) return prefix(path) + "it is a directory, not a shared library";
+  if (!S_ISREG(st.st_mode)) return prefix(path) + "it is not a regular file";
+  if (access(path.c_str(), R_OK) != 0) return prefix(path) + "it is not readable (" + std::strerror(errno) + ")";
+  return "";
+}
+
+std::string load_failure_message(const std::string& path, const host::HelloMessage& hello) {
+  using host::LoadStatus;
+  const std::string text(hello.text, strnlen(hello.text, sizeof hello.text));
+  switch (hello.status) {
+    case LoadStatus::ok: return "";
+    case LoadStatus::dlopen_failed: return prefix(path) + dlopen_cause(text);
+    case LoadStatus::no_symbol:
+      return prefix(path) + "it does not export attncheck_plugin_v1 (declare it extern \"C\" with default visibility; " +
+             text + ")";
+    case LoadStatus::null_impl: return prefix(path) + "attncheck_plugin_v1() returned NULL";
+    case LoadStatus::abi_mismatch:
+      return prefix(path) + "it reports plugin ABI version " + std::to_string(hello.abi_version) +
+             ", this attncheck speaks version " + std::to_string(ATTNCHECK_ABI_VERSION) +
+             " (rebuild it against this attncheck's attncheck/plugin.h)";
+    case LoadStatus::null_forward: return prefix(path) + "its attncheck_impl has a NULL forward function";
+  }
+  return prefix(path) + "unknown loader status " + std::to_string(static_cast<int>(hello.status));
+}
+
+std::string load_crash_message(const std::string& path, const std::string& how_it_ended) {
+  // A signal is a crash; an exit status is usually a runtime refusing to
+  // start (a sanitizer-built plugin in a plain attncheck says so on stderr).
+  if (how_it_ended.rfind("killed by", 0) == 0) return prefix(path) + "it crashed while loading: " + how_it_ended;
+  return prefix(path) + "its process ended while loading it (" + how_it_ended + "; see stderr)";
+}
+
+std::string load_timeout_message(const std::string& path, int timeout_ms) {
+  return prefix(path) + "it did not finish loading within " + std::to_string(timeout_ms) + " ms";
+}
+
+}  // namespace attncheck

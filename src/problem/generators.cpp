@@ -1,0 +1,334 @@
+#include "problem/generators.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace attncheck {
+
+namespace {
+
+using Rng = std::mt19937_64;
+
+int64_t uniform(Rng& r, int64_t lo, int64_t hi) {
+  if (hi <= lo) return lo;
+  return std::uniform_int_distribution<int64_t>(lo, hi)(r);
+}
+double unit(Rng& r) { return std::uniform_real_distribution<double>(0.0, 1.0)(r); }
+bool chance(Rng& r, double p) { return unit(r) < p; }
+
+// A length in [lo, cap]: often a tile boundary (2^k - 1, 2^k, 2^k + 1), often tiny.
+int64_t draw_length(Rng& r, int64_t lo, int64_t cap) {
+  static constexpr int64_t kBoundaries[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
+  const double pick = unit(r);
+  if (pick < 0.3) {
+    std::vector<int64_t> fit;
+    for (int64_t b : kBoundaries)
+      if (b >= lo && b <= cap) fit.push_back(b);
+    if (!fit.empty()) return fit[uniform(r, 0, static_cast<int64_t>(fit.size()) - 1)];
+  }
+  if (pick < 0.5) return uniform(r, lo, std::min(cap, lo + 3));
+  return uniform(r, lo, cap);
+}
+
+// The cap for a dimension at this RapidCheck size (0..100): small first.
+int64_t cap_at(int64_t lo, int64_t hi, int size, double factor) {
+  const double f = std::clamp(size / 100.0, 0.0, 1.0);
+  const int64_t top = static_cast<int64_t>(std::llround(hi * factor));
+  return std::max(lo, static_cast<int64_t>(std::llround(lo + f * (top - lo))));
+}
+
+double gaussian(Rng& r) { return std::normal_distribution<double>(0.0, 1.0)(r); }
+
+double edge_value(Rng& r, DType t) {
+  const double palette[] = {0.0, -0.0, min_subnormal(t), min_normal(t), max_finite(t), 1.0, 0.5,
+                            std::sqrt(max_finite(t)), 3 * min_subnormal(t), max_finite(t) / 4};
+  const double x = palette[uniform(r, 0, std::size(palette) - 1)];
+  return chance(r, 0.5) ? -x : x;
+}
+
+double wide_value(Rng& r, DType t) {
+  const double lo = std::log2(min_subnormal(t)), hi = std::log2(max_finite(t));
+  const double x = std::exp2(lo + unit(r) * (hi - lo));
+  return chance(r, 0.5) ? -x : x;
+}
+
+std::vector<double> draw_tensor(Rng& r, DType t, int64_t n, unsigned families, int64_t head_dim) {
+  std::vector<unsigned> allowed;
+  for (unsigned f = 1; f <= kHugeLogits; f <<= 1)
+    if (families & f) allowed.push_back(f);
+  const unsigned family = allowed.empty() ? kGaussian : allowed[uniform(r, 0, allowed.size() - 1)];
+  // Logits of unit Gaussians have std sqrt(head_dim); scaling by g gives std
+  // g^2 / sqrt(head_dim) after the default scale: make that 100..10000.
+  const double huge = std::sqrt(std::exp2(7 + unit(r) * 6) * std::sqrt(static_cast<double>(head_dim)));
+  std::vector<double> out(n);
+  for (double& x : out) {
+    switch (family) {
+      case kSmallInts: x = static_cast<double>(uniform(r, -3, 3)); break;
+      case kWide: x = wide_value(r, t); break;
+      case kEdge: x = chance(r, 0.5) ? edge_value(r, t) : gaussian(r); break;
+      case kHugeLogits: x = gaussian(r) * huge; break;
+      default: x = gaussian(r); break;
+    }
+    x = round_to(t, x);
+  }
+  return out;
+}
+
+std::vector<uint8_t> draw_mask(Rng& r, const Shape& s) {
+  std::vector<uint8_t> m(s.mask_size(), 1);
+  const int64_t rows = s.batch * s.heads * s.q_len;
+  switch (uniform(r, 0, 3)) {
+    case 0: {  // random density
+      const double keep = 0.1 + 0.8 * unit(r);
+      for (auto& b : m) b = chance(r, keep);
+      break;
+    }
+    case 1: {  // a few blocks of masked keys
+      for (int blocks = static_cast<int>(uniform(r, 1, 3)); blocks > 0; --blocks) {
+        const int64_t r0 = uniform(r, 0, rows - 1), r1 = uniform(r, r0, rows - 1);
+        const int64_t c0 = uniform(r, 0, s.kv_len - 1), c1 = uniform(r, c0, s.kv_len - 1);
+        for (int64_t i = r0; i <= r1; ++i)
+          for (int64_t j = c0; j <= c1; ++j) m[i * s.kv_len + j] = 0;
+      }
+      break;
+    }
+    case 2: {  // some rows see nothing
+      for (int64_t i = 0; i < rows; ++i)
+        if (chance(r, 0.3)) std::fill_n(m.begin() + i * s.kv_len, s.kv_len, 0);
+      break;
+    }
+    default: break;  // all visible, but passed as a mask
+  }
+  return m;
+}
+
+Problem draw_problem(const GenOptions& o, Rng& r, int size) {
+  Problem p;
+  p.dtype = o.dtypes.empty() ? DType::f32 : o.dtypes[uniform(r, 0, o.dtypes.size() - 1)];
+  Shape& s = p.shape;
+  s.batch = uniform(r, o.min_batch, cap_at(o.min_batch, o.max_batch, size, 1.0));
+  s.heads = uniform(r, o.min_heads, cap_at(o.min_heads, o.max_heads, size, 1.0));
+  s.q_len = draw_length(r, o.min_q_len, cap_at(o.min_q_len, o.max_q_len, size, o.size_factor));
+  s.kv_len = chance(r, 0.3) ? std::clamp(s.q_len, o.min_kv_len, o.max_kv_len)
+                            : draw_length(r, o.min_kv_len, cap_at(o.min_kv_len, o.max_kv_len, size, o.size_factor));
+  s.head_dim = draw_length(r, o.min_head_dim, cap_at(o.min_head_dim, o.max_head_dim, size, o.size_factor));
+  s.value_dim = (o.same_dims || chance(r, 0.5))
+                    ? s.head_dim
+                    : draw_length(r, 1, cap_at(1, o.max_value_dim, size, o.size_factor));
+  if (o.causal) {
+    const double c = unit(r);
+    p.causal = c < 0.5 ? Causal::none : c < 0.75 ? Causal::top_left : Causal::bottom_right;
+  }
+  if (o.explicit_scale && chance(r, 0.4)) {
+    const double c = unit(r);
+    if (c < 0.4) p.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+    else if (c < 0.95) p.scale = std::exp2(-6 + 8 * unit(r));
+    else p.scale = c < 0.975 ? 0.0 : -std::exp2(-3 + 3 * unit(r));
+    p.scale = round_to(p.dtype, p.scale);
+  }
+  p.q = draw_tensor(r, p.dtype, s.q_size(), o.families, s.head_dim);
+  p.k = draw_tensor(r, p.dtype, s.k_size(), o.families, s.head_dim);
+  p.v = draw_tensor(r, p.dtype, s.v_size(), o.families, s.head_dim);
+  if (o.mask && chance(r, 0.5)) p.mask = draw_mask(r, s);
+  return p;
+}
+
+// ---- shrinking -------------------------------------------------------------
+
+// x rounded to `bits` significant bits (towards zero), keeping the exponent.
+double with_bits(double x, int bits) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  int e;
+  const double m = std::frexp(x, &e);  // m in [0.5, 1)
+  return std::ldexp(std::trunc(std::ldexp(m, bits)), e - bits);
+}
+
+int mantissa_bits(double x) {
+  for (int b = 1; b < 64; ++b)
+    if (with_bits(x, b) == x) return b;
+  return 64;
+}
+
+// Simpler versions of one value, most drastic first; all representable in t.
+std::vector<double> simpler_values(double x, DType t) {
+  std::vector<double> c;
+  auto offer = [&](double y) {
+    y = round_to(t, y);
+    if (!(value_complexity(y) < value_complexity(x))) return;
+    if (std::find(c.begin(), c.end(), y) == c.end()) c.push_back(y);
+  };
+  if (x == 0 && !std::signbit(x)) return c;
+  offer(0.0);
+  if (std::isnan(x)) return c;
+  offer(1.0);
+  if (std::isinf(x)) { offer(std::copysign(max_finite(t), x)); return c; }
+  offer(std::trunc(x));
+  for (int b : {1, 2, 4, 8}) offer(with_bits(x, b));
+  if (std::signbit(x)) offer(-x);
+  return c;
+}
+
+template <class T>
+std::vector<T> take_rows(const std::vector<T>& t, int64_t outer, int64_t rows, int64_t cols,
+                         int64_t keep_from, int64_t keep_rows, int64_t keep_cols) {
+  // t is [outer][rows][cols]; keep rows [keep_from, keep_from + keep_rows) and the first keep_cols columns.
+  std::vector<T> out;
+  out.reserve(outer * keep_rows * keep_cols);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = keep_from; i < keep_from + keep_rows; ++i)
+      for (int64_t c = 0; c < keep_cols; ++c) out.push_back(t[(o * rows + i) * cols + c]);
+  return out;
+}
+
+// Restricts p to batches [0,nb), heads [0,nh), query rows [q0, q0+nq), keys
+// [k0, k0+nk), the first hd head dims and the first vd value columns.
+Problem slice(const Problem& p, int64_t nb, int64_t nh, int64_t q0, int64_t nq, int64_t k0, int64_t nk,
+              int64_t hd, int64_t vd) {
+  const Shape& s = p.shape;
+  Problem r = p;
+  r.shape = {nb, nh, nq, nk, hd, vd};
+  r.q.clear(); r.k.clear(); r.v.clear(); r.mask.clear();
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t h = 0; h < nh; ++h) {
+      const int64_t bh = b * s.heads + h;
+      for (int64_t i = q0; i < q0 + nq; ++i)
+        for (int64_t d = 0; d < hd; ++d) r.q.push_back(p.q[p.q_at(bh, i, d)]);
+      for (int64_t j = k0; j < k0 + nk; ++j) {
+        for (int64_t d = 0; d < hd; ++d) r.k.push_back(p.k[p.k_at(bh, j, d)]);
+        for (int64_t c = 0; c < vd; ++c) r.v.push_back(p.v[p.v_at(bh, j, c)]);
+      }
+      if (p.has_mask())
+        for (int64_t i = q0; i < q0 + nq; ++i)
+          for (int64_t j = k0; j < k0 + nk; ++j) r.mask.push_back(p.mask[p.mask_at(bh, i, j)]);
+    }
+  return r;
+}
+
+void shrink_values(const Problem& p, std::vector<Problem>& out) {
+  struct Tensor { std::vector<double> Problem::*member; };
+  const Tensor tensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}};
+  // Whole tensors at once first: cheap to try, and usually enough.
+  for (const Tensor& t : tensors) {
+    const std::vector<double>& src = p.*t.member;
+    for (int variant = 0; variant < 4; ++variant) {
+      Problem c = p;
+      std::vector<double>& dst = c.*t.member;
+      bool changed = false;
+      for (double& x : dst) {
+        const std::vector<double> simpler = simpler_values(x, p.dtype);
+        if (simpler.empty()) continue;
+        if (variant == 0) x = simpler.front();                // everything to zero
+        else if (variant == 1) x = round_to(p.dtype, std::round(x));  // integers
+        else if (variant == 2) x = round_to(p.dtype, with_bits(x, 2));
+        else x = round_to(p.dtype, with_bits(x, 8));
+        // Keep only strict simplifications, so shrinking always terminates.
+        const double before = src[&x - dst.data()];
+        if (!(value_complexity(x) < value_complexity(before))) x = before;
+        else changed = true;
+      }
+      if (changed) out.push_back(std::move(c));
+    }
+  }
+  // Then element by element, while the problem is small enough for that to be quick.
+  const std::size_t total = p.q.size() + p.k.size() + p.v.size();
+  if (total > 96) return;
+  for (const Tensor& t : tensors) {
+    const std::vector<double>& src = p.*t.member;
+    for (std::size_t i = 0; i < src.size(); ++i)
+      for (double y : simpler_values(src[i], p.dtype)) {
+        Problem c = p;
+        (c.*t.member)[i] = y;
+        out.push_back(std::move(c));
+      }
+  }
+}
+
+}  // namespace
+
+int value_complexity(double x) {
+  if (x == 0) return std::signbit(x) ? 1 : 0;
+  if (std::isnan(x)) return 1 << 30;
+  if (std::isinf(x)) return (1 << 30) - 1;
+  int e;
+  std::frexp(x, &e);
+  // Fewer mantissa bits first, then a smaller exponent magnitude, then sign.
+  return 2 + 4000 * mantissa_bits(x) + 2 * std::min(std::abs(e - 1), 1999) + (std::signbit(x) ? 1 : 0);
+}
+
+std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
+  std::vector<Problem> out;
+  const Shape& s = p.shape;
+  auto add_slice = [&](int64_t nb, int64_t nh, int64_t q0, int64_t nq, int64_t k0, int64_t nk, int64_t hd, int64_t vd) {
+    nb = std::max(nb, std::min(o.min_batch, s.batch));
+    nh = std::max(nh, std::min(o.min_heads, s.heads));
+    nq = std::max(nq, std::min(o.min_q_len, s.q_len));
+    q0 = std::min(q0, s.q_len - nq);
+    nk = std::max(nk, std::min(o.min_kv_len, s.kv_len));
+    k0 = std::min(k0, s.kv_len - nk);
+    hd = std::max(hd, std::min(o.min_head_dim, s.head_dim));
+    if (o.same_dims && s.value_dim == s.head_dim) vd = hd;
+    if (Shape{nb, nh, nq, nk, hd, vd} == s) return;
+    out.push_back(slice(p, nb, nh, q0, nq, k0, nk, hd, vd));
+  };
+  // Shape: the most drastic cuts first.
+  add_slice(1, 1, 0, 1, 0, 1, 1, 1);
+  if (s.batch > 1) { add_slice(1, s.heads, 0, s.q_len, 0, s.kv_len, s.head_dim, s.value_dim);
+                     add_slice(s.batch - 1, s.heads, 0, s.q_len, 0, s.kv_len, s.head_dim, s.value_dim); }
+  if (s.heads > 1) { add_slice(s.batch, 1, 0, s.q_len, 0, s.kv_len, s.head_dim, s.value_dim);
+                     add_slice(s.batch, s.heads - 1, 0, s.q_len, 0, s.kv_len, s.head_dim, s.value_dim); }
+  if (s.q_len > 1) {
+    add_slice(s.batch, s.heads, 0, 1, 0, s.kv_len, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, s.q_len - 1, 1, 0, s.kv_len, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, 0, (s.q_len + 1) / 2, 0, s.kv_len, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, 0, s.q_len - 1, 0, s.kv_len, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, 1, s.q_len - 1, 0, s.kv_len, s.head_dim, s.value_dim);
+  }
+  if (s.kv_len > 1) {
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, 1, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, (s.kv_len + 1) / 2, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, 0, s.q_len, s.kv_len / 2, s.kv_len - s.kv_len / 2, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, s.kv_len - 1, s.head_dim, s.value_dim);
+    add_slice(s.batch, s.heads, 0, s.q_len, 1, s.kv_len - 1, s.head_dim, s.value_dim);
+  }
+  if (s.head_dim > 1) {
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, s.kv_len, 1, s.value_dim);
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, s.kv_len, (s.head_dim + 1) / 2, s.value_dim);
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, s.kv_len, s.head_dim - 1, s.value_dim);
+  }
+  if (s.value_dim > 1) {
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, s.kv_len, s.head_dim, 1);
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, s.kv_len, s.head_dim, (s.value_dim + 1) / 2);
+    add_slice(s.batch, s.heads, 0, s.q_len, 0, s.kv_len, s.head_dim, s.value_dim - 1);
+  }
+  // Features: no mask, no causal rule, the default scale.
+  if (p.has_mask()) { Problem c = p; c.mask.clear(); out.push_back(std::move(c)); }
+  if (p.causal != Causal::none) {
+    Problem c = p; c.causal = Causal::none; out.push_back(std::move(c));
+    if (p.causal == Causal::bottom_right) { Problem t = p; t.causal = Causal::top_left; out.push_back(std::move(t)); }
+  }
+  if (!std::isnan(p.scale)) { Problem c = p; c.scale = std::nan(""); out.push_back(std::move(c)); }
+  shrink_values(p, out);
+  // Mask entries back to visible, one at a time, while small.
+  if (p.has_mask() && p.mask.size() <= 64)
+    for (std::size_t i = 0; i < p.mask.size(); ++i)
+      if (!p.mask[i]) { Problem c = p; c.mask[i] = 1; out.push_back(std::move(c)); }
+  return out;
+}
+
+rc::Gen<Problem> gen_problem(const GenOptions& options) {
+  return rc::Gen<Problem>([options](const rc::Random& random, int size) {
+    rc::Random r = random;
+    Rng rng(r.next());
+    return rc::shrinkable::shrinkRecur(draw_problem(options, rng, size), [options](const Problem& p) {
+      return rc::seq::fromContainer(shrink_problem(p, options));
+    });
+  });
+}
+
+Problem sample_problem(const GenOptions& options, uint64_t seed, int size) {
+  Rng rng(seed);
+  return draw_problem(options, rng, size);
+}
+
+}  // namespace attncheck

@@ -1,0 +1,220 @@
+#include "report/console_report.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+#include <string>
+
+namespace attncheck {
+namespace {
+
+constexpr std::size_t kWidth = 100;
+
+const char* cell(const LawResult& l) {
+  switch (l.run.status) {
+    case LawStatus::pass:
+      return "PASS";
+    case LawStatus::fail:
+      return "FAIL";
+    case LawStatus::skipped:
+      return "skip";
+  }
+  return "?";
+}
+
+// Laws in first-seen order over all implementations (a fault may add a
+// process law to one implementation only).
+std::vector<std::string> law_rows(const RunReport& r) {
+  std::vector<std::string> rows;
+  for (const ImplementationResult& i : r.implementations)
+    for (const LawResult& l : i.laws)
+      if (std::find(rows.begin(), rows.end(), l.run.law) == rows.end()) rows.push_back(l.run.law);
+  return rows;
+}
+
+const LawResult* find(const ImplementationResult& i, const std::string& law) {
+  for (const LawResult& l : i.laws)
+    if (l.run.law == law) return &l;
+  return nullptr;
+}
+
+const char* expectation_words(Expectation e) {
+  switch (e) {
+    case Expectation::must_pass:
+      return "must pass every law";
+    case Expectation::must_be_caught:
+      return "must be caught";
+    case Expectation::none:
+      break;
+  }
+  return "";
+}
+
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out = pad;
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    out += text[k];
+    if (text[k] == '\n' && k + 1 < text.size()) out += pad;
+  }
+  if (out.empty() || out.back() != '\n') out += '\n';
+  return out;
+}
+
+// Breaks `text` at spaces into lines of at most kWidth columns, each starting with `pad`.
+std::string wrap(const std::string& text, const std::string& pad) {
+  std::string out, line = pad;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (line.size() > pad.size() && line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n";
+      line = pad + "  ";
+    } else if (line.size() > pad.size()) {
+      line += ' ';
+    }
+    line += word;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+void print_one_failure(const ImplementationResult& i, const LawResult& l, std::ostream& out) {
+  out << "FAIL " << l.run.law << " -- " << i.name << " (" << i.source << ")\n";
+  out << "  message:   " << l.run.message << "\n";
+  if (!l.run.diagnosis.empty()) out << "  diagnosis: " << l.run.diagnosis << "\n";
+  if (!l.found_while.empty()) out << "  found while checking: " << l.found_while << "\n";
+  if (!l.case_file.empty()) out << "  case file: " << l.case_file << "\n";
+  if (l.run.counterexample) {
+    if (l.found_while.empty())
+      out << "  shrunk case (" << l.run.shrink_steps << " shrink steps):\n";
+    else
+      out << "  case (as generated; a fault is not shrunk):\n";
+    out << indent(l.run.counterexample->describe(), "    ");
+  }
+  if (!l.reproduce.empty()) out << "  reproduce: " << l.reproduce << "\n";
+  out << "\n";
+}
+
+}  // namespace
+
+void print_law_table(const RunReport& report, std::ostream& out) {
+  const std::vector<std::string> rows = law_rows(report);
+  std::size_t law_w = std::string("expectation held").size();
+  for (const std::string& r : rows) law_w = std::max(law_w, r.size());
+  law_w += 2;
+  // Full names as column headers when they fit, else numbers and a legend.
+  std::vector<std::string> headers;
+  std::size_t total = law_w;
+  for (const ImplementationResult& i : report.implementations) {
+    headers.push_back(i.name);
+    total += std::max<std::size_t>(4, i.name.size()) + 1;
+  }
+  const bool legend = total > kWidth;
+  if (legend) {
+    out << "implementations:\n";
+    for (std::size_t k = 0; k < report.implementations.size(); ++k) {
+      const ImplementationResult& i = report.implementations[k];
+      headers[k] = "[" + std::to_string(k + 1) + "]";
+      out << "  " << std::left << std::setw(5) << headers[k] << std::setw(22) << i.name << i.source;
+      if (i.expectation != Expectation::none) out << ", " << expectation_words(i.expectation);
+      out << "\n";
+    }
+    out << "\n";
+  } else if (report.default_run) {
+    for (const ImplementationResult& i : report.implementations)
+      out << "  " << i.name << ": " << i.source << ", " << expectation_words(i.expectation) << "\n";
+  }
+  std::vector<std::size_t> widths;
+  for (const std::string& h : headers) widths.push_back(std::max<std::size_t>(4, h.size()) + 1);
+
+  // Cells are left-aligned under their headers; no trailing blanks.
+  auto row = [&](const std::string& label, auto&& cell_of) {
+    std::string line = label;
+    line.resize(std::max(line.size() + 1, law_w), ' ');
+    for (std::size_t k = 0; k < report.implementations.size(); ++k) {
+      std::string c = cell_of(report.implementations[k]);
+      c.resize(std::max(c.size() + 1, widths[k]), ' ');
+      line += c;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  };
+  row("law", [&](const ImplementationResult& i) { return headers[&i - report.implementations.data()]; });
+  for (const std::string& law : rows)
+    row(law, [&](const ImplementationResult& i) -> std::string {
+      const LawResult* l = find(i, law);
+      return l ? cell(*l) : "-";
+    });
+  std::size_t table_w = law_w;
+  for (std::size_t w : widths) table_w += w;
+  out << std::string(std::min(kWidth, table_w - 1), '-') << "\n";
+  row("verdict", [](const ImplementationResult& i) -> std::string { return i.failed() ? "fail" : "pass"; });
+  if (report.default_run) {
+    row("expected", [](const ImplementationResult& i) -> std::string {
+      return i.expectation == Expectation::must_be_caught ? "fail" : "pass";
+    });
+    row("expectation held",
+        [](const ImplementationResult& i) -> std::string { return i.expectation_held() ? "yes" : "NO"; });
+  }
+  out << "PASS: every generated case obeyed the law; FAIL: a case broke it; skip: no case could be judged"
+         " (the law does not apply, or the calls were unsupported)\n\n";
+}
+
+void print_failures(const RunReport& report, std::ostream& out) {
+  for (const ImplementationResult& i : report.implementations) {
+    if (!i.failed()) continue;
+    if (report.default_run && i.expectation == Expectation::must_be_caught) {
+      const LawResult* best = i.most_telling_failure();
+      std::string others;
+      for (const LawResult& l : i.laws)
+        if (l.failed() && &l != best) others += (others.empty() ? "" : ", ") + l.run.law;
+      out << "caught: " << i.name << " (" << i.source << ")\n";
+      if (!others.empty()) out << wrap("also caught by: " + others, "  ");
+      print_one_failure(i, *best, out);
+      continue;
+    }
+    for (const LawResult& l : i.laws)
+      if (l.failed()) print_one_failure(i, l, out);
+  }
+}
+
+void print_verdict(const RunReport& report, std::ostream& out) {
+  if (report.default_run) {
+    std::vector<std::string> broken;
+    for (const ImplementationResult& i : report.implementations) {
+      if (i.expectation_held()) continue;
+      if (i.expectation == Expectation::must_be_caught) {
+        broken.push_back(i.name + " (zoo) was caught by no law");
+      } else {
+        std::string laws;
+        for (const LawResult& l : i.laws)
+          if (l.failed() || (l.skipped() && !l.skipped_as_not_applicable()))
+            laws += (laws.empty() ? "" : ", ") + l.run.law + (l.failed() ? " failed" : " skipped");
+        broken.push_back(i.name + " (reference): " + laws);
+      }
+    }
+    if (broken.empty()) {
+      out << "all expectations held: every reference passed every law that applies, "
+             "and every zoo member was caught by at least one law\n";
+    } else {
+      out << "EXPECTATIONS BROKEN:\n";
+      for (const std::string& b : broken) out << wrap(b, "  ");
+    }
+    return;
+  }
+  int failed_impls = 0, failed_laws = 0;
+  for (const ImplementationResult& i : report.implementations) {
+    failed_impls += i.failed();
+    failed_laws += i.count(LawStatus::fail);
+  }
+  if (failed_laws == 0)
+    out << "verdict: pass (" << report.implementations.size()
+        << " implementation(s); every law passed or was skipped)\n";
+  else
+    out << "verdict: FAIL (" << failed_laws << " law failure(s) in " << failed_impls << " of "
+        << report.implementations.size() << " implementation(s))\n";
+}
+
+}  // namespace attncheck

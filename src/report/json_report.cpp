@@ -1,0 +1,72 @@
+#include "report/json_report.h"
+
+namespace attncheck {
+namespace {
+
+nlohmann::ordered_json law_to_json(const LawResult& l) {
+  nlohmann::ordered_json j;
+  j["law"] = l.run.law;
+  j["status"] = std::string(law_status_name(l.run.status));
+  j["cases"] = l.run.cases;
+  if (!l.run.message.empty()) j["message"] = l.run.message;
+  if (!l.run.diagnosis.empty()) j["diagnosis"] = l.run.diagnosis;
+  if (!l.case_file.empty()) j["case_file"] = l.case_file;
+  j["seconds"] = l.seconds;
+  if (l.failed()) {
+    if (l.run.counterexample) j["counterexample"] = l.run.counterexample->describe();
+    j["shrink_steps"] = l.run.shrink_steps;
+    if (!l.reproduce.empty()) j["reproduce"] = l.reproduce;
+    if (!l.found_while.empty()) j["found_while"] = l.found_while;
+  }
+  return j;
+}
+
+const char* expectation_name(Expectation e) {
+  switch (e) {
+    case Expectation::must_pass:
+      return "must_pass";
+    case Expectation::must_be_caught:
+      return "must_be_caught";
+    case Expectation::none:
+      break;
+  }
+  return "none";
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_to_json(const RunReport& report) {
+  nlohmann::ordered_json root;
+  root["seed"] = report.seed;
+  root["mode"] = report.default_run ? "default" : "check";
+  if (report.default_run) root["expectations_held"] = report.expectations_held();
+  nlohmann::ordered_json impls = nlohmann::ordered_json::array();
+  for (const ImplementationResult& i : report.implementations) {
+    nlohmann::ordered_json j;
+    j["name"] = i.name;
+    j["source"] = i.source;
+    j["verdict"] = i.failed() ? "fail" : "pass";
+    nlohmann::ordered_json dtypes = nlohmann::ordered_json::array();
+    for (DType t : i.dtypes) dtypes.push_back(std::string(dtype_name(t)));
+    j["dtypes"] = dtypes;
+    if (!i.notes.empty()) j["notes"] = i.notes;
+    j["seconds"] = i.seconds;
+    if (report.default_run) {
+      j["expectation"] = expectation_name(i.expectation);
+      j["expectation_held"] = i.expectation_held();
+    }
+    nlohmann::ordered_json laws = nlohmann::ordered_json::array();
+    for (const LawResult& l : i.laws) laws.push_back(law_to_json(l));
+    j["laws"] = laws;
+    impls.push_back(j);
+  }
+  root["implementations"] = impls;
+  return root;
+}
+
+void write_json_report(const RunReport& report, const std::string& path) {
+  write_text_file(path,
+                  report_to_json(report).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace attncheck

@@ -1,0 +1,164 @@
+#include "report/junit_report.h"
+
+#include <sstream>
+
+namespace attncheck {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  return n;
+}
+
+std::string failure_body(const LawResult& l) {
+  std::ostringstream b;
+  b << l.run.message << "\n";
+  if (!l.run.diagnosis.empty()) b << "diagnosis: " << l.run.diagnosis << "\n";
+  if (!l.found_while.empty()) b << "found while checking: " << l.found_while << "\n";
+  if (!l.case_file.empty()) b << "case file: " << l.case_file << "\n";
+  if (!l.reproduce.empty()) b << "reproduce: " << l.reproduce << "\n";
+  if (l.run.counterexample && l.found_while.empty())
+    b << "shrunk case (" << l.run.shrink_steps << " shrink steps):\n" << l.run.counterexample->describe() << "\n";
+  else if (l.run.counterexample)
+    b << "case (as generated; a fault is not shrunk):\n" << l.run.counterexample->describe() << "\n";
+  return b.str();
+}
+
+// How one law appears in the suite: "pass", "fail" or "skipped", after the
+// default run's expectations are applied.
+struct Rendered {
+  const char* outcome;
+  std::string message;
+  std::string body;
+  std::string system_out;
+};
+
+Rendered render(const ImplementationResult& impl, const LawResult& l) {
+  if (impl.expectation == Expectation::must_be_caught && l.failed())
+    return {"pass", "", "", "caught, as expected of a zoo member: " + failure_body(l)};
+  if (impl.expectation == Expectation::must_pass && l.skipped() && !l.skipped_as_not_applicable())
+    return {"fail", "a reference must pass every law that applies; skipped: " + l.run.message, "", ""};
+  if (l.failed()) return {"fail", l.run.message, failure_body(l), ""};
+  if (l.skipped()) return {"skipped", l.run.message, "", ""};
+  return {"pass", "", "", ""};
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& text, bool attribute) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) {
+      out += '?';
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out.append(text, i, n);
+      i += n;
+      continue;
+    }
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      default:
+        out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string report_to_junit(const RunReport& report) {
+  std::ostringstream x;
+  int all_tests = 0, all_failures = 0, all_skipped = 0;
+  std::ostringstream suites;
+  for (const ImplementationResult& impl : report.implementations) {
+    std::ostringstream cases;
+    int tests = 0, failures = 0, skipped = 0;
+    const std::string cls = xml_escape(impl.name);
+    for (const LawResult& l : impl.laws) {
+      const Rendered r = render(impl, l);
+      ++tests;
+      cases << "    <testcase name=\"" << xml_escape(l.run.law) << "\" classname=\"" << cls << "\"";
+      const std::string o = r.outcome;
+      if (o == "pass" && r.system_out.empty()) {
+        cases << "/>\n";
+        continue;
+      }
+      cases << ">\n";
+      if (o == "fail") {
+        ++failures;
+        cases << "      <failure message=\"" << xml_escape(r.message) << "\" type=\"law_failed\">"
+              << xml_escape(r.body.empty() ? r.message : r.body, false) << "</failure>\n";
+      } else if (o == "skipped") {
+        ++skipped;
+        cases << "      <skipped message=\"" << xml_escape(r.message) << "\"/>\n";
+      }
+      if (!r.system_out.empty()) cases << "      <system-out>" << xml_escape(r.system_out, false) << "</system-out>\n";
+      cases << "    </testcase>\n";
+    }
+    if (impl.expectation == Expectation::must_be_caught) {
+      ++tests;
+      cases << "    <testcase name=\"caught_by_a_law\" classname=\"" << cls << "\"";
+      if (impl.failed()) {
+        cases << "/>\n";
+      } else {
+        ++failures;
+        cases << ">\n      <failure message=\"no law caught this member of the bug zoo\" type=\"not_caught\"/>\n"
+              << "    </testcase>\n";
+      }
+    }
+    all_tests += tests;
+    all_failures += failures;
+    all_skipped += skipped;
+    suites << "  <testsuite name=\"" << cls << "\" tests=\"" << tests << "\" failures=\"" << failures
+           << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << impl.seconds << "\">\n"
+           << "    <properties>\n"
+           << "      <property name=\"source\" value=\"" << xml_escape(impl.source) << "\"/>\n"
+           << "      <property name=\"seed\" value=\"" << report.seed << "\"/>\n"
+           << "    </properties>\n"
+           << cases.str() << "  </testsuite>\n";
+  }
+  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    << "<testsuites name=\"attncheck\" tests=\"" << all_tests << "\" failures=\"" << all_failures
+    << "\" errors=\"0\" skipped=\"" << all_skipped << "\">\n"
+    << suites.str() << "</testsuites>\n";
+  return x.str();
+}
+
+void write_junit_report(const RunReport& report, const std::string& path) {
+  write_text_file(path, report_to_junit(report));
+}
+
+}  // namespace attncheck

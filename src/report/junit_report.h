@@ -1,0 +1,31 @@
+// The --junit report: JUnit XML as CI systems read it. One <testsuite> per
+// implementation (name, tests, failures, skipped), one <testcase> per law
+// (classname = the implementation's name), a <failure> whose message is the
+// law's message and whose body adds the diagnosis, the case file, the
+// reproducing command and the shrunk case; <skipped/> for skipped laws.
+//
+// In the embedded default run the file follows the run's expectations, as its
+// exit status does: a zoo member's failing law is the expected catch (a
+// passing testcase whose <system-out> says what caught it), and each zoo
+// suite has one more testcase, "caught_by_a_law", that fails when no law did.
+// A reference skipped for any reason but "not applicable" is a failure.
+#pragma once
+
+#include <string>
+
+#include "report/run_report.h"
+
+namespace attncheck {
+
+std::string report_to_junit(const RunReport& report);
+
+// Throws std::runtime_error when the file cannot be written.
+void write_junit_report(const RunReport& report, const std::string& path);
+
+// Escapes text for XML 1.0: & < > " ', control characters XML forbids and
+// bytes that are not UTF-8 become '?'. In an attribute, line breaks and tabs
+// become character references (a parser would fold them to spaces); in
+// element content they stay as they are, readable.
+std::string xml_escape(const std::string& text, bool attribute = true);
+
+}  // namespace attncheck

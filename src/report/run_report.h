@@ -1,0 +1,73 @@
+// What one `attncheck check` found, per implementation and per law. The
+// console table, the JSON file and the JUnit file are three renderings of
+// this one model (console_report.h, json_report.h, junit_report.h), so they
+// can never disagree about a verdict.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "laws/runner.h"
+#include "problem/dtype.h"
+
+namespace attncheck {
+
+// One law judged on one implementation.
+struct LawResult {
+  LawReport run;          // status, cases, message, shrunk counterexample, diagnosis, shrink steps
+  std::string case_file;  // where --save-failures wrote the shrunk case; else empty
+  std::string reproduce;  // the one command line that reproduces this failure; else empty
+  // Process laws only: the law whose generated case provoked the crash, hang
+  // or bad write (its --law and the seed reproduce it). Empty otherwise.
+  std::string found_while;
+  double seconds = 0;  // wall time of run_law (generation, checks, shrinking)
+
+  bool failed() const { return run.status == LawStatus::fail; }
+  bool skipped() const { return run.status == LawStatus::skipped; }
+  // Skipped because the law said nothing about any generated case (as
+  // opposed to every call being unsupported, or every call faulting).
+  bool skipped_as_not_applicable() const;
+};
+
+// What the embedded default run demands of a built-in.
+enum class Expectation {
+  none,            // --impl / --plugin: no expectation, the verdict is the answer
+  must_pass,       // a reference: every law passes (skipped only where the law does not apply)
+  must_be_caught,  // a zoo member: at least one law fails
+};
+
+struct ImplementationResult {
+  std::string name;
+  std::string source;              // "builtin:<name>" | "plugin:<path>"
+  std::vector<DType> dtypes;       // the dtypes the laws drew from, after the probe
+  std::vector<std::string> notes;  // e.g. "f16 dropped: the probe call answered ATTNCHECK_UNSUPPORTED (...)"
+  std::vector<LawResult> laws;     // in all_laws() order
+  Expectation expectation = Expectation::none;
+  double seconds = 0;  // wall time of all its laws
+
+  bool failed() const;  // any law failed: the JSON verdict "fail"
+  int count(LawStatus s) const;
+  bool expectation_held() const;  // always true for Expectation::none
+  // The failure that best explains the fault to a reader: one with a
+  // diagnosis first, then a semantic law before a process law; nullptr if none.
+  const LawResult* most_telling_failure() const;
+};
+
+struct RunReport {
+  uint64_t seed = 0;
+  bool default_run = false;  // the embedded default: expectations, not verdicts, decide the exit status
+  std::vector<ImplementationResult> implementations;
+
+  bool any_failure() const;
+  bool expectations_held() const;
+};
+
+// Writes `text` to `path` (replacing it); throws std::runtime_error naming the
+// file and the cause when it cannot.
+void write_text_file(const std::string& path, const std::string& text);
+
+// The process laws (they judge the implementation as a program, not its numbers).
+bool is_process_law(const std::string& law);
+
+}  // namespace attncheck

@@ -1,0 +1,144 @@
+// `attncheck replay`: what it prints for each case and implementation, and
+// its exit status (0 all passed, 1 a case failed, 2 something was refused).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "casefile/case_file.h"
+#include "cli/replay_command.h"
+#include "impls/in_process.h"
+#include "laws/law.h"
+#include "laws/runner.h"
+#include "problem/generators.h"
+
+namespace attncheck {
+namespace {
+namespace fs = std::filesystem;
+
+struct ReplayDir {
+  std::string path;
+  ReplayDir() {
+    path = (fs::temp_directory_path() / "attncheck_replay_XXXXXX").string();
+    if (!::mkdtemp(path.data())) std::abort();
+  }
+  ~ReplayDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// A case the zoo's seed_unscaled (scores never divided by sqrt(d)) fails under
+// matches_oracle, found by sampling, recorded as found against it.
+CaseRecord caught_case() {
+  const Law& law = *find_law("matches_oracle");
+  auto zoo = make_builtin("seed_unscaled");
+  GenOptions opts;
+  opts.dtypes = {DType::f64};
+  for (uint64_t seed = 1; seed < 500; ++seed) {
+    const Problem p = sample_problem(opts, seed, 30);
+    const Verdict v = check_case(law, *zoo, p);
+    if (!v.failed()) continue;
+    CaseRecord r;
+    r.problem = p;
+    r.law = law.name;
+    r.implementation = "seed_unscaled";
+    r.source = "builtin:seed_unscaled";
+    r.found_by = "manual";
+    r.message = v.message;
+    r.seed = seed;
+    return r;
+  }
+  ADD_FAILURE() << "no sampled case catches seed_unscaled";
+  return {};
+}
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+ReplayArgs args(std::string path, std::vector<std::string> impls = {}, std::vector<std::string> plugins = {}) {
+  ReplayArgs a;
+  a.path = std::move(path);
+  a.impls = std::move(impls);
+  a.plugins = std::move(plugins);
+  return a;
+}
+
+Result replay(const ReplayArgs& args) {
+  std::ostringstream out, err;
+  const int status = run_replay(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+TEST(Replay, RecordedZooMemberStillFails) {
+  ReplayDir dir;
+  const std::string path = save_case(caught_case(), dir.path);
+  const Result r = replay(args(dir.path));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("FAIL  " + fs::path(path).filename().string() + "  matches_oracle  builtin:seed_unscaled  ", 0),
+            0u)
+      << r.out;
+}
+
+TEST(Replay, ReferencesPassTheSameCase) {
+  ReplayDir dir;
+  const std::string path = save_case(caught_case(), dir.path);
+  const Result r = replay(args(path, {"reference", "naive", "online"}));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("builtin:online"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 passed, 0 failed"), std::string::npos) << r.out;
+}
+
+TEST(Replay, DamagedFileIsNamedAndTheOthersStillRun) {
+  ReplayDir dir;
+  save_case(caught_case(), dir.path);
+  std::ofstream(dir.path + "/broken.json") << "{\"schema_version\": 1, \"law\": ";
+  const Result r = replay(args(dir.path, {"reference"}));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(dir.path + "/broken.json: malformed or truncated JSON"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("PASS  matches_oracle-"), std::string::npos) << r.out;
+}
+
+TEST(Replay, RefusalTakesPrecedenceOverFailure) {
+  ReplayDir dir;
+  save_case(caught_case(), dir.path);
+  CaseRecord unknown = caught_case();
+  unknown.law = "no_such_law";
+  save_case(unknown, dir.path);
+  const Result r = replay(args(dir.path));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("unknown law \"no_such_law\""), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("FAIL  "), std::string::npos) << r.out;
+}
+
+TEST(Replay, UnloadableImplementationsAreRefused) {
+  ReplayDir dir;
+  const std::string path = save_case(caught_case(), dir.path);
+  EXPECT_EQ(replay(args(path, {"no_such_impl"})).status, 2);
+  const Result r = replay(args(path, {}, {dir.path + "/missing.so"}));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("missing.so"), std::string::npos) << r.err;
+
+  CaseRecord unrecorded = caught_case();
+  unrecorded.source.clear();
+  const std::string p2 = save_case(unrecorded, dir.path + "/b");
+  const Result r2 = replay(args(p2));
+  EXPECT_EQ(r2.status, 2);
+  EXPECT_NE(r2.err.find("no implementation recorded"), std::string::npos) << r2.err;
+}
+
+TEST(Replay, MissingPathAndEmptyFolder) {
+  ReplayDir dir;
+  EXPECT_EQ(replay(args(dir.path + "/absent")).status, 2);
+  const Result r = replay(args(dir.path));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("no case files"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace attncheck
