@@ -5,10 +5,10 @@ namespace attncheck {
 std::optional<Verdict> unusable(const Outcome& o) {
   switch (o.status) {
     case CallStatus::ok: return std::nullopt;
-    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message};
+    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message, o.status};
     case CallStatus::error: return Verdict::fail("the call failed: " + o.message);
     default:
-      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message};
+      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message, o.status};
   }
 }
 

@@ -27,6 +27,7 @@ enum class VerdictStatus {
 struct Verdict {
   VerdictStatus status = VerdictStatus::pass;
   std::string message;  // why it failed, or why the law does not apply
+  CallStatus call_status = CallStatus::ok;  // for `fault` and `unsupported`: what the call did
 
   static Verdict pass() { return {}; }
   static Verdict fail(std::string m) { return {VerdictStatus::fail, std::move(m)}; }

@@ -36,6 +36,13 @@ void load_rapidcheck_configuration_quietly() {
     std::cerr.rdbuf(saved);
   });
 }
+// Reports go through LawReport; RapidCheck's own progress lines and its
+// at-exit "reproduce with RC_PARAMS=..." summary would only confuse users.
+struct SilentListener final : rc::detail::TestListener {
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
 }  // namespace
 
 LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options) {
@@ -76,6 +83,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         if (!report.fault_case) {
           report.fault_case = p;
           report.fault_message = v.message;
+          report.fault_status = v.call_status;
         }
         RC_DISCARD("process fault: " + v.message);
       case VerdictStatus::unsupported:
@@ -97,8 +105,9 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   rc::detail::TestMetadata metadata;
   metadata.id = law.name + "/" + impl.name();
   metadata.description = metadata.id;
+  SilentListener silent;
   const rc::detail::TestResult result =
-      rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params);
+      rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, silent, {});
 
   report.cases = judged;
   if (smallest) {

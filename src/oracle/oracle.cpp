@@ -192,7 +192,16 @@ bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
   for (int64_t d = 0; d < sh.head_dim; ++d)  // finite, and finite once pre-scaled
     if (!(std::abs(scale * p.q[p.q_at(bh, i, d)]) < half_max)) return false;
   for (int64_t j = 0; j < sh.kv_len; ++j) {
-    if (!p.visible(bh, i, j)) continue;
+    if (!p.visible(bh, i, j)) {
+      // A hidden key contributes nothing in exact arithmetic, but implementations
+      // multiply its value by a zero weight (0 * inf = NaN): the domain asks for
+      // finite inputs everywhere, and only bounds the sums over visible keys.
+      for (int64_t d = 0; d < sh.head_dim; ++d)
+        if (!std::isfinite(p.k[p.k_at(bh, j, d)])) return false;
+      for (int64_t c = 0; c < sh.value_dim; ++c)
+        if (!std::isfinite(p.v[p.v_at(bh, j, c)])) return false;
+      continue;
+    }
     double a = 0, raw = 0;
     for (int64_t d = 0; d < sh.head_dim; ++d) {
       const double kd = p.k[p.k_at(bh, j, d)];

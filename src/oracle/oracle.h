@@ -29,9 +29,10 @@ inline constexpr double kBoundSafetyFactor = 2.0;
 OracleResult oracle(const Problem& p);
 
 // The domain of finite_for_finite_inputs for one query row of head bh: every
-// visible key has sum_d |scale q_d k_d| below half the dtype's largest value,
-// and every value column's sum over visible keys of |v| is below half of it.
-// Inputs must be finite. Inside it, a correct implementation's output is finite.
+// visible key has sum_d |scale q_d k_d| (and the unscaled sum_d |q_d k_d|) below
+// half the dtype's largest value, and every value column's sum over visible
+// keys of |v| is below half of it. The row's query and all keys and values of
+// its head must be finite. Inside it, a correct implementation's output is finite.
 bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i);
 bool in_finite_domain(const Problem& p);  // every row
 

@@ -1,5 +1,6 @@
 #include "problem/call_layout.h"
 
+#include <array>
 #include <cstring>
 #include <sstream>
 
@@ -41,6 +42,17 @@ bool is_poison(DType t, const uint8_t* src) {
 
 uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>(0xA5 ^ (i * 131)); }
 
+// The guard pattern once, so guards are written and checked with memcpy/memcmp:
+// a byte loop costs 4096 traced comparisons per call under coverage instrumentation.
+const uint8_t* guard_pattern() {
+  static const auto pattern = [] {
+    std::array<uint8_t, CallLayout::kGuardBytes> g{};
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] = guard_byte(i);
+    return g;
+  }();
+  return pattern.data();
+}
+
 void encode_tensor(DType t, const std::vector<double>& src, uint8_t* dst) {
   const std::size_t b = dtype_bytes(t);
   for (std::size_t i = 0; i < src.size(); ++i) encode_element(t, src[i], dst + i * b);
@@ -48,6 +60,7 @@ void encode_tensor(DType t, const std::vector<double>& src, uint8_t* dst) {
 
 // Index of the first changed guard byte, or -1.
 long first_changed_guard(const uint8_t* g) {
+  if (std::memcmp(g, guard_pattern(), CallLayout::kGuardBytes) == 0) return -1;
   for (std::size_t i = 0; i < CallLayout::kGuardBytes; ++i)
     if (g[i] != guard_byte(i)) return static_cast<long>(i);
   return -1;
@@ -80,10 +93,8 @@ void encode_call(const Problem& p, const CallLayout& l, uint8_t* base) {
   encode_tensor(p.dtype, p.k, base + l.k);
   encode_tensor(p.dtype, p.v, base + l.v);
   if (p.has_mask()) std::memcpy(base + l.mask, p.mask.data(), l.mask_bytes);
-  for (std::size_t i = 0; i < CallLayout::kGuardBytes; ++i) {
-    base[l.guard_before + i] = guard_byte(i);
-    base[l.guard_after + i] = guard_byte(i);
-  }
+  std::memcpy(base + l.guard_before, guard_pattern(), CallLayout::kGuardBytes);
+  std::memcpy(base + l.guard_after, guard_pattern(), CallLayout::kGuardBytes);
   poison(p.dtype, base + l.out, p.shape.out_size());
 }
 
