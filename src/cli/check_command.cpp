@@ -124,7 +124,8 @@ bool choose_laws(const CheckArgs& a, std::vector<const Law*>& laws, std::ostream
     return false;
   }
   for (const Law& l : all_laws())
-    if (a.laws.empty() || std::find(a.laws.begin(), a.laws.end(), l.name) != a.laws.end()) laws.push_back(&l);
+    if (a.laws.empty() ? l.in_default_catalogue : std::find(a.laws.begin(), a.laws.end(), l.name) != a.laws.end())
+      laws.push_back(&l);
   return true;
 }
 

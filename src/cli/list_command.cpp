@@ -18,7 +18,8 @@ int run_list(std::ostream& out) {
         << (b.kind == BuiltinKind::reference ? "reference" : "zoo") << b.description << "\n";
   out << "laws (--law NAME):\n";
   for (const Law& l : all_laws())
-    out << "  " << std::left << std::setw(static_cast<int>(law_w + 2)) << l.name << l.statement << "\n";
+    out << "  " << std::left << std::setw(static_cast<int>(law_w + 2)) << l.name << l.statement
+        << (l.in_default_catalogue ? "" : " (opt-in: name it with --law)") << "\n";
   return 0;
 }
 

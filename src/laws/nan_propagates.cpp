@@ -62,6 +62,7 @@ Law law_nan_propagates() {
   Law law;
   law.name = "nan_propagates";
   law.statement = "a NaN in an input element a row uses makes the outputs it feeds NaN";
+  law.in_default_catalogue = false;  // opt-in: --law nan_propagates (and the fuzz_overflow target)
   law.check = [](Implementation& impl, const Problem& p) {
     const Shape& s = p.shape;
     if (!in_finite_domain(p)) return Verdict::not_applicable("inputs outside the finite domain");

@@ -9,10 +9,9 @@ Law make_process_law(std::string name, std::string statement, CallStatus fault) 
   law.check = [fault](Implementation& impl, const Problem& p) {
     const Outcome o = impl.run(p);
     if (o.status == fault) return Verdict::fail(std::string(call_status_name(fault)) + ": " + o.message);
-    if (o.status == CallStatus::unsupported) return Verdict{VerdictStatus::unsupported, o.message};
-    if (is_process_fault(o.status))
-      return Verdict::not_applicable("the call ended in another process fault (" +
-                                     std::string(call_status_name(o.status)) + "), judged by its own law");
+    // Unsupported, or another process fault: judged by its own law, and
+    // counted by the runner's fault budget like any other fault.
+    if (o.status == CallStatus::unsupported || is_process_fault(o.status)) return *unusable(o);
     // ok, or an error code returned cleanly: the process behaved.
     return Verdict::pass();
   };

@@ -57,6 +57,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   int judged = 0, unsupported = 0, not_applicable = 0;
   std::string last_skip_reason;
   bool failing = false;
+  double fault_seconds = 0;
   Clock::time_point first_failure;
   std::optional<Problem> smallest;
   std::string smallest_message;
@@ -68,6 +69,9 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
       // the search and keeps the smallest failing case found so far.
       if (Clock::now() - first_failure > std::chrono::duration<double>(options.shrink_seconds)) return;
     }
+    if (report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds)
+      RC_DISCARD("stopped after repeated process faults");
+    const Clock::time_point call_start = Clock::now();
     const Verdict v = law.check(impl, p);
     switch (v.status) {
       case VerdictStatus::pass:
@@ -80,6 +84,8 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         smallest_message = v.message;
         RC_FAIL(v.message);
       case VerdictStatus::fault:
+        ++report.faults;
+        fault_seconds += std::chrono::duration<double>(Clock::now() - call_start).count();
         if (!report.fault_case) {
           report.fault_case = p;
           report.fault_message = v.message;
@@ -116,8 +122,14 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     report.message = smallest_message;
   } else if (judged == 0) {
     report.status = LawStatus::skipped;
-    report.message = last_skip_reason.empty() ? "no case could be judged" : last_skip_reason;
+    report.message = report.faults > 0 ? "no case could be judged: every call ended in a process fault (" +
+                                             report.fault_message + ")"
+                     : last_skip_reason.empty() ? "no case could be judged"
+                                                : last_skip_reason;
   } else {
+    if (report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds)
+      report.message = "stopped early after " + std::to_string(report.faults) + " process faults; " +
+                       std::to_string(judged) + " case(s) judged";
     report.status = LawStatus::pass;
     if (!result.template is<rc::detail::SuccessResult>() && !result.template is<rc::detail::GaveUpResult>()) {
       report.status = LawStatus::fail;

@@ -17,6 +17,11 @@ struct RunOptions {
   int cases = 100;          // successful cases before the law passes
   int max_size = 100;       // RapidCheck size: scales shapes from tiny to the generator's caps
   double shrink_seconds = 10;  // after this, shrinking stops and keeps the smallest case so far
+  // After this many process faults (crash, hang, bad write) a law stops calling
+  // the implementation: the fault is reported by its process law, and a plugin
+  // that hangs on most shapes must not cost a timeout per generated case.
+  int max_faults = 20;
+  double max_fault_seconds = 1.0;  // ... or once faulting calls have cost this long (one hang does)
   GenOptions gen;           // before the law tailors it
 };
 
@@ -36,6 +41,7 @@ struct LawReport {
   std::optional<Problem> fault_case;
   std::string fault_message;
   CallStatus fault_status = CallStatus::ok;
+  int faults = 0;  // process faults seen; at max_faults the law stopped early
 };
 
 LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options);

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""End-to-end checks of `attncheck check` as users run it: exit status, the
+JSON and JUnit files of cli.md, and the verdicts that matter.
+
+Usage: check_reports.py ATTNCHECK SCENARIO PLUGIN_DIR TEST_PLUGIN_DIR WORKDIR
+Scenarios: faulty-plugins, seed-layer, example-plugin, default-run.
+"""
+import json
+import os
+import subprocess
+import sys
+import xml.dom.minidom
+
+attncheck, scenario, plugin_dir, test_plugin_dir, work = sys.argv[1:6]
+os.makedirs(work, exist_ok=True)
+json_path = os.path.join(work, scenario + ".json")
+junit_path = os.path.join(work, scenario + ".xml")
+
+
+def run(args, expect_rc):
+    cmd = [attncheck, "check", "--seed", "20261130", "--json", json_path, "--junit", junit_path] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode != expect_rc:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_rc}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}")
+    report = json.load(open(json_path))
+    xml.dom.minidom.parse(junit_path)  # well-formed JUnit
+    assert isinstance(report["seed"], int), "seed must be a JSON integer"
+    for impl in report["implementations"]:
+        for key in ("name", "source", "verdict", "laws"):
+            assert key in impl, f"implementation lacks {key}"
+        assert impl["verdict"] in ("pass", "fail")
+        for law in impl["laws"]:
+            assert law["status"] in ("pass", "fail", "skipped"), law
+            assert isinstance(law["cases"], int)
+            if law["status"] == "fail":
+                assert law.get("message"), f"{impl['name']}/{law['law']} fails without a message"
+    return p.stdout, report
+
+
+def law(report, impl_name, law_name):
+    for impl in report["implementations"]:
+        if impl["name"] == impl_name:
+            for l in impl["laws"]:
+                if l["law"] == law_name:
+                    return l
+    sys.exit(f"no {impl_name}/{law_name} in the report")
+
+
+if scenario == "faulty-plugins":
+    plugins = ["crash", "hang", "oob", "unwritten"]
+    args = []
+    for p in plugins:
+        args += ["--plugin", os.path.join(test_plugin_dir, p + "_plugin.so")]
+    out, report = run(args + ["--cases", "30", "--timeout-ms", "300"], 1)
+    expected = {"crash_plugin": ("no_crash", "SIGSEGV"), "hang_plugin": ("no_timeout", "no answer"),
+                "oob_plugin": ("no_out_of_bounds_write", "out"), "unwritten_plugin": ("writes_every_output", "unwritten")}
+    for name, (law_name, words) in expected.items():
+        l = law(report, name, law_name)
+        assert l["status"] == "fail" and words in l["message"], (name, l)
+        # The run went on: the correct parts of the plugin were judged by the other laws.
+        assert law(report, name, "matches_oracle")["status"] == "pass", name
+elif scenario == "seed-layer":
+    out, report = run(["--plugin", os.path.join(plugin_dir, "libseed_layer.so")], 1)
+    l = law(report, "seed_layer", "query_sensitivity")
+    assert l["status"] == "fail", l
+    assert "head_dim" in l["message"] and "entropy" in l["message"], l
+    assert "1/sqrt(d)" in l.get("diagnosis", ""), l
+elif scenario == "example-plugin":
+    out, report = run(["--plugin", os.path.join(plugin_dir, "libexample_attention.so")], 0)
+    assert report["implementations"][0]["verdict"] == "pass"
+elif scenario == "default-run":
+    out, report = run(["--cases", "40"], 0)
+    assert len(report["implementations"][0]["laws"]) >= 20
+    assert law(report, "seed_unscaled", "query_sensitivity")["status"] == "fail"
+    assert "1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", "")
+    bypass = [law(report, "seed_softmax_bypass", n)["status"] for n in ("weights_sum_to_one", "output_in_value_hull")]
+    assert "fail" in bypass, bypass
+else:
+    sys.exit("unknown scenario " + scenario)
+print(scenario, "ok")
