@@ -38,13 +38,19 @@ void record(std::map<std::string, Tally>& tallies, const std::string& key, doubl
   if (ratio > 1) ++t.violations;
 }
 
+// Many cases come out exact (zeros, small integers, one key): the median is
+// taken over the cases with a nonzero error, which is what "typical" means here.
 void print(const std::map<std::string, Tally>& tallies) {
-  std::printf("%-22s %9s %11s %11s %11s %11s\n", "implementation/dtype", "cases", "median", "p99", "worst", "violations");
+  std::printf("%-22s %8s %8s %11s %11s %11s %10s\n", "implementation/dtype", "cases", "inexact", "median", "p99",
+              "worst", "violations");
   for (auto [key, t] : tallies) {
-    std::sort(t.ratios.begin(), t.ratios.end());
-    const auto at = [&](double q) { return t.ratios[std::min(t.ratios.size() - 1, size_t(q * t.ratios.size()))]; };
-    std::printf("%-22s %9zu %11.3g %11.3g %11.3g %11ld\n", key.c_str(), t.ratios.size(), at(0.5), at(0.99),
-                t.ratios.back(), t.violations);
+    std::vector<double> r;
+    for (double x : t.ratios)
+      if (x > 0) r.push_back(x);
+    std::sort(r.begin(), r.end());
+    const auto at = [&](double q) { return r.empty() ? 0.0 : r[std::min(r.size() - 1, size_t(q * r.size()))]; };
+    std::printf("%-22s %8zu %8zu %11.3g %11.3g %11.3g %10ld\n", key.c_str(), t.ratios.size(), r.size(), at(0.5),
+                at(0.99), r.empty() ? 0.0 : r.back(), t.violations);
   }
 }
 
@@ -66,7 +72,7 @@ int main(int argc, char** argv) {
   GenOptions g;
   g.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
   std::map<std::string, Tally> tallies;
-  long flagged = 0, offset_cases = 0;
+  long flagged = 0, offset_cases = 0, cancelling = 0;
   for (long c = 0; c < cases; ++c) {
     const Problem p = sample_problem(g, seed + c, static_cast<int>(c % 101));
     const OracleResult o = oracle(p);
@@ -76,11 +82,19 @@ int main(int argc, char** argv) {
       record(tallies, impl->name() + "/" + std::string(dtype_name(p.dtype)), worst_ratio(p, o, out.out));
     }
     if (p.dtype == DType::f64) {  // (b): the exact output off by a relative 1e-6
+      // Detectable only where the output is not a cancellation far below the
+      // size of its terms: |out| 1e-6 must exceed what rounding the terms may
+      // cost. Count those cases, and the others apart.
       std::vector<double> off = o.exact;
-      bool any = false;
+      bool any = false, detectable = false;
       for (size_t k = 0; k < off.size(); ++k)
-        if (off[k] != 0 && std::isfinite(o.bound[k])) { off[k] *= 1 + 1e-6; any = true; }
-      if (any) { ++offset_cases; flagged += !compare_to_oracle(p, o, off).ok; }
+        if (off[k] != 0 && std::isfinite(o.bound[k])) {
+          detectable |= std::abs(off[k]) * 1e-6 > o.bound[k];
+          off[k] *= 1 + 1e-6;
+          any = true;
+        }
+      if (any && detectable) { ++offset_cases; flagged += !compare_to_oracle(p, o, off).ok; }
+      else if (any) ++cancelling;
     }
   }
   // Long rows: kv_len 4096 accumulated in plain float (and double).
@@ -103,7 +117,9 @@ int main(int argc, char** argv) {
   std::printf("bound validation: %ld random cases (seed %llu), %ld rows of kv_len 4096\n", cases,
               static_cast<unsigned long long>(seed), long_rows);
   print(tallies);
-  std::printf("(b) f64 outputs off by a relative 1e-6: flagged in %ld of %ld cases\n", flagged, offset_cases);
+  std::printf("(b) f64 outputs off by a relative 1e-6: flagged in %ld of %ld cases; %ld more cases cancel to"
+              " outputs below 1e6 times their terms' rounding level, where no forward bound can see 1e-6\n",
+              flagged, offset_cases, cancelling);
   long total_violations = 0;
   for (auto& [k, t] : tallies) total_violations += t.violations;
   return total_violations == 0 && flagged == offset_cases ? 0 : 1;
