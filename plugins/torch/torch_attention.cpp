@@ -6,9 +6,9 @@
 // _scaled_dot_product_attention.h in 1.13):
 //   (query, key, value, attn_mask = {}, dropout_p = 0, need_attn_weights = false,
 //    is_causal = false) -> (output, attn_weights)
-// On CPU, for tensors that do not require grad, 1.13 routes it to
-// _scaled_dot_product_attention_forward, whose CPU kernel is the math path
-// (_scaled_dot_product_attention_math: matmul, softmax, matmul). It is the only
+// On CPU 1.13 has no fused kernel for it: the computation is the math path
+// (scale q, matmul, add the -inf mask, softmax, matmul; from upstream's
+// attention.cpp as remembered, consistent with every experiment here). It is the only
 // libtorch entry point this adapter calls besides tensor plumbing (from_blob,
 // ones/tril, logical_and, mul, contiguous, to) and torch::set_num_threads.
 //
@@ -39,8 +39,11 @@
 //             q' = q * (s * sqrt(head_dim)), computed in q's dtype, so that
 //             libtorch's 1/sqrt(head_dim) times the folded factor is s. This adds
 //             one rounding of q per element (the same a caller of 1.13 has to
-//             pay); it is skipped when the factor is exactly 1. NaN scale
-//             (= "your default") means no folding.
+//             pay); it is skipped when the factor is exactly 1. When the fold
+//             would overflow q (huge q, factor > 1) it goes into k instead
+//             (s q.k is the same product); when both would overflow the call is
+//             ATTNCHECK_UNSUPPORTED, because that overflow would be the adapter's,
+//             not libtorch's. NaN scale (= "your default") means no folding.
 //   out       the output tensor, made contiguous in the call's dtype, is copied
 //             into call->out (batch*heads*q_len*value_dim elements).
 //   errors    c10::Error and std::exception -> return 2 with the message in err.
@@ -106,6 +109,24 @@ at::Tensor explicit_mask(const attncheck_call& c) {
   return allow;
 }
 
+// Multiplies q (or, failing that, k) by `factor`, in their dtype, into a new
+// tensor (the call's buffers are never written). The fold is the adapter's
+// doing, not libtorch's: when it would overflow an element that was finite
+// (q = 2e307, factor 2.2 in f64) it is not used, since 1.13 itself, applying
+// 1/sqrt(head_dim) <= 1 to q, never overflows there. Returns false when both
+// q and k would overflow.
+bool fold_scale(at::Tensor& q, at::Tensor& k, double factor) {
+  for (at::Tensor* t : {&q, &k}) {
+    at::Tensor folded = t->mul(factor);
+    const bool overflowed = at::logical_and(at::isfinite(*t), at::isfinite(folded).logical_not()).any().item<bool>();
+    if (!overflowed) {
+      *t = folded;
+      return true;
+    }
+  }
+  return false;
+}
+
 int forward(const attncheck_call* call, char* err, size_t err_len) {
   try {
     // The checker runs plugins in a child process on a small machine: one
@@ -121,14 +142,19 @@ int forward(const attncheck_call* call, char* err, size_t err_len) {
     }
 
     at::Tensor q = view(c.q, {c.batch, c.heads, c.q_len, c.head_dim}, *type);
-    const at::Tensor k = view(c.k, {c.batch, c.heads, c.kv_len, c.head_dim}, *type);
     const at::Tensor v = view(c.v, {c.batch, c.heads, c.kv_len, c.value_dim}, *type);
 
+    at::Tensor k = view(c.k, {c.batch, c.heads, c.kv_len, c.head_dim}, *type);
     // Fold the requested scale into q (see the header comment): libtorch then
-    // multiplies the scores by 1/sqrt(head_dim), and factor / sqrt(head_dim) = scale.
+    // multiplies q by 1/sqrt(head_dim), and factor / sqrt(head_dim) = scale.
     if (!std::isnan(c.scale)) {
       const double factor = c.scale * std::sqrt(static_cast<double>(c.head_dim));
-      if (factor != 1.0) q = q.mul(factor);  // a new tensor in q's dtype; the call's q is untouched
+      if (factor != 1.0 && !fold_scale(q, k, factor)) {
+        set_error(err, err_len,
+                  "libtorch 1.13 has no scale argument, and folding scale * sqrt(head_dim) into q or k "
+                  "overflows both: this scale cannot be expressed");
+        return ATTNCHECK_UNSUPPORTED;
+      }
     }
 
     const at::Tensor mask = explicit_mask(c);

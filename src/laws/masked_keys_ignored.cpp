@@ -52,9 +52,11 @@ Law law_masked_keys_ignored() {
     if (auto bad = run_for(impl, p, before)) return *bad;
     if (auto bad = run_for(impl, huge, after)) return *bad;
     // Every row's visible inputs are the same in both problems, so their exact
-    // outputs agree; each side may be off by its own bound.
-    const OracleResult ob = oracle(p), oa = oracle(huge);
-    if (auto m = mismatch(p, before, ob.bound, after, oa.bound, "before", "with huge hidden keys")) {
+    // outputs and their bounds (which depend on visible keys only) agree. The
+    // bound of `p` is used for both sides: `huge` is outside the representable
+    // domain by construction, yet a correct implementation ignores what it hides.
+    const OracleResult ob = oracle(p);
+    if (auto m = mismatch(p, before, ob.bound, after, ob.bound, "before", "with huge hidden keys")) {
       std::ostringstream os;
       os << "setting " << hidden << " hidden key(s) and their values to +-" << num(big)
          << " changed the output: " << *m;

@@ -93,10 +93,10 @@ void oracle_row(const Problem& p, int64_t bh, int64_t i, RowScratch& r, OracleRe
   const int64_t n = static_cast<int64_t>(r.keys.size());
   const bool in_domain = row_in_finite_domain(p, bh, i);
   o.row_in_domain[row] = in_domain;
-  if (n == 0) {  // sees nothing: zeros, exactly
+  if (n == 0) {  // sees nothing: the ABI's zeros, judged by fully_masked_rows_zero alone
     for (int64_t c = 0; c < sh.value_dim; ++c) {
       o.exact[p.out_at(bh, i, c)] = 0;
-      o.bound[p.out_at(bh, i, c)] = 0;
+      o.bound[p.out_at(bh, i, c)] = kInf;
     }
     o.entropy[row] = std::numeric_limits<double>::quiet_NaN();
     return;
@@ -188,29 +188,24 @@ bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
   const double half_max = max_finite(p.dtype) / 2;
   const double scale = std::abs(p.effective_scale());
   if (!std::isfinite(scale)) return false;
-  std::vector<double> col_sum(sh.value_dim, 0.0);
   for (int64_t d = 0; d < sh.head_dim; ++d)  // finite, and finite once pre-scaled
     if (!(std::abs(scale * p.q[p.q_at(bh, i, d)]) < half_max)) return false;
+  // Every key counts, hidden ones too: implementations form all logits and mask
+  // afterwards (adding -inf to an overflowed logit gives NaN), and multiply
+  // hidden values by a zero weight (0 * inf = NaN). The sums are the ones the
+  // exact computation could form, so all of them must stay representable.
+  std::vector<double> col_sum(sh.value_dim, 0.0);
+  bool sees_any = false;
   for (int64_t j = 0; j < sh.kv_len; ++j) {
-    if (!p.visible(bh, i, j)) {
-      // A hidden key contributes nothing in exact arithmetic, but implementations
-      // multiply its value by a zero weight (0 * inf = NaN): the domain asks for
-      // finite inputs everywhere, and only bounds the sums over visible keys.
-      for (int64_t d = 0; d < sh.head_dim; ++d)
-        if (!std::isfinite(p.k[p.k_at(bh, j, d)])) return false;
-      for (int64_t c = 0; c < sh.value_dim; ++c)
-        if (!std::isfinite(p.v[p.v_at(bh, j, c)])) return false;
-      continue;
-    }
-    double a = 0, raw = 0;
+    sees_any |= p.visible(bh, i, j);
+    double raw = 0;
     for (int64_t d = 0; d < sh.head_dim; ++d) {
       const double kd = p.k[p.k_at(bh, j, d)];
       if (!std::isfinite(kd)) return false;
       raw += std::abs(p.q[p.q_at(bh, i, d)] * kd);
     }
-    a = scale * raw;
     // An implementation may form q.k before scaling: the unscaled sum must stay representable too.
-    if (!(a < half_max) || !(raw < half_max)) return false;
+    if (!(scale * raw < half_max) || !(raw < half_max)) return false;
     for (int64_t c = 0; c < sh.value_dim; ++c) {
       const double vj = p.v[p.v_at(bh, j, c)];
       if (!std::isfinite(vj)) return false;
@@ -219,7 +214,16 @@ bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
   }
   for (double s : col_sum)
     if (!(s < half_max)) return false;
-  return true;
+  // A row that sees no key computes nothing: its zeros are a convention of the
+  // ABI, judged by fully_masked_rows_zero alone, not by the arithmetic laws.
+  return sees_any;
+}
+
+void judge_empty_rows_as_zeros(OracleResult& o) {
+  const std::size_t rows = o.entropy.size(), cols = rows ? o.exact.size() / rows : 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    if (std::isnan(o.entropy[r]))
+      for (std::size_t c = 0; c < cols; ++c) o.bound[r * cols + c] = 0;
 }
 
 bool in_finite_domain(const Problem& p) {
