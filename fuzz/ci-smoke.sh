@@ -69,14 +69,18 @@ for bin in "$OUT"/fuzz_*; do
   ATTNCHECK_REGRESSION_DIR=$regressions "$bin" "${args[@]}" "$corpus" >"$log" 2>&1 || status=$?
   execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  line="$t: ${execs:-?} exec/s (${runs:-?} runs in ${seconds}s)"
+  line="$t: ${execs:-?} exec/s (${runs:-?} runs, ${seconds} s budget)"
   if [ "$status" -ne 0 ]; then
     line+=" FAILED (exit $status)"
     failed+=("$t")
     echo "-- $t found something (exit $status); log: $log"
-    # The attncheck finding (law, implementation, problem, case file) or the sanitizer report.
-    grep -A40 -E '^== attncheck finding|^==[0-9]+==ERROR|runtime error:' "$log" | head -80 || true
-    grep -E 'Test unit written to|^== case file|^== reproduce' "$log" || true
+    # The attncheck finding (law, implementation, problem, case file), else the sanitizer or libFuzzer report.
+    if grep -q '^== attncheck finding' "$log"; then
+      sed -n '/^== attncheck finding/,/^== \(reproduce\|could not save\)/p' "$log" | head -80
+    else
+      grep -m1 -A30 -E '^==[0-9]+== *ERROR|runtime error:' "$log" || tail -30 "$log"
+    fi
+    grep -E 'Test unit written to' "$log" || true
   fi
   echo "$line"
   summary+=("$line")

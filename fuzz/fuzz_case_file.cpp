@@ -6,7 +6,7 @@
 // A file that parses must hold a consistent Problem and survive
 // case_to_json -> case_from_json unchanged (bit for bit; NaN keeps its sign).
 //
-// Run: build-fuzz/fuzz/fuzz_case_file -dict=fuzz/fuzz_case_file.dict -malloc_limit_mb=128 fuzz/corpus/fuzz_case_file
+// Run: build-fuzz/fuzz/fuzz_case_file -dict=fuzz/dicts/case_file.dict -malloc_limit_mb=128 fuzz/corpus/fuzz_case_file
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

@@ -41,6 +41,7 @@ std::optional<std::string> mismatch(const Problem& p, const std::vector<double>&
   int64_t at = -1;
   int64_t count = 0;
   for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
+    if (a[k] == b[k]) continue;  // equal values agree, equal infinities included (inf - inf is NaN)
     const double tol = tol_a[k] + tol_b[k];
     if (std::isinf(tol)) continue;
     const double d = std::abs(a[k] - b[k]);

@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
+#include "laws/problem_transforms.h"
 
 namespace attncheck {
 
@@ -36,22 +37,6 @@ constexpr double kMeasurable = 10;
 // Below this head_dim a missing 1/sqrt(d) barely changes the logits' spread;
 // keeping the law to the regime also keeps shrunk counterexamples in it.
 constexpr int64_t kMinHeadDim = 16;
-
-// A seed from the problem's contents (FNV-1a over shape and tensor bits).
-uint64_t fingerprint(const Problem& p) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
-  mix(static_cast<uint64_t>(p.dtype));
-  for (int64_t e : {p.shape.batch, p.shape.heads, p.shape.q_len, p.shape.kv_len, p.shape.head_dim, p.shape.value_dim})
-    mix(static_cast<uint64_t>(e));
-  for (const auto* t : {&p.q, &p.k, &p.v})
-    for (double x : *t) {
-      uint64_t bits;
-      std::memcpy(&bits, &x, sizeof bits);
-      mix(bits);
-    }
-  return h;
-}
 
 double row_norm(const Problem& p, const std::vector<double>& x, int64_t bh, int64_t i) {
   double s = 0;
@@ -109,7 +94,7 @@ Law law_query_sensitivity() {
     if (s.head_dim < kMinHeadDim)
       return Verdict::not_applicable("head_dim " + std::to_string(s.head_dim) + " is below the law's regime (>= 16)");
     Problem moved = p;
-    std::mt19937_64 rng(fingerprint(p));
+    std::mt19937_64 rng(problem_fingerprint(p));
     std::normal_distribution<double> gauss;
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
       for (int64_t i = 0; i < s.q_len; ++i) {
