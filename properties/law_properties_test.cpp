@@ -13,6 +13,8 @@ namespace {
 struct LawOnImpl {
   std::string law, impl;
 };
+// Readable parameters in test listings ("matches_oracle on online").
+void PrintTo(const LawOnImpl& p, std::ostream* os) { *os << p.law << " on " << p.impl; }
 
 std::vector<LawOnImpl> all_pairs() {
   std::vector<LawOnImpl> pairs;

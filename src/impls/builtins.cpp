@@ -23,6 +23,10 @@ const std::vector<BuiltinInfo>& builtins() {
        causal_off_by_one_forward},
       {"last_key_dropped", zoo, "key loop stops one short: the last key is never attended", last_key_dropped_forward},
       {"kv_swapped", zoo, "K and V exchanged: logits from q . v, output mixes K rows", kv_swapped_forward},
+      {"batch_head_swapped", zoo, "stride mix-up: the block of (batch b, head h) is written at (batch h, head b)",
+       batch_head_swapped_forward},
+      {"nondeterministic_order", zoo, "keys summed in an order that changes between calls: last bits differ",
+       nondeterministic_order_forward},
   };
   return all;
 }

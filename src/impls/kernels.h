@@ -23,5 +23,7 @@ int scale_inverse_d_forward(const attncheck_call* call, char* err, size_t err_le
 int causal_off_by_one_forward(const attncheck_call* call, char* err, size_t err_len);
 int last_key_dropped_forward(const attncheck_call* call, char* err, size_t err_len);
 int kv_swapped_forward(const attncheck_call* call, char* err, size_t err_len);
+int batch_head_swapped_forward(const attncheck_call* call, char* err, size_t err_len);
+int nondeterministic_order_forward(const attncheck_call* call, char* err, size_t err_len);
 
 }  // namespace attncheck
