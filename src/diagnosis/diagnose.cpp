@@ -111,6 +111,20 @@ std::vector<Derived> derived_problems(const Problem& p) {
         for (int64_t j = 0; j < s.kv_len; ++j) r.mask[r.mask_at(bh, i, j)] = i != 0 && (j % 3 != 1 || s.kv_len == 1);
     d.push_back({"with a mask", r});
   }
+  if (p.shape.value_dim != p.shape.head_dim) {
+    // Shrinking often ends at value_dim 1, where a scale of 1/sqrt(value_dim)
+    // and no scale at all are the same fault; a wider V tells them apart.
+    Problem r = p;
+    const Shape& s = p.shape;
+    r.shape.value_dim = s.value_dim + 3;
+    r.v.clear();
+    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+      for (int64_t j = 0; j < s.kv_len; ++j)
+        for (int64_t c = 0; c < r.shape.value_dim; ++c)
+          r.v.push_back(c < s.value_dim ? p.v[p.v_at(bh, j, c)] : round_to(p.dtype, 0.5 * (j + 1) - c));
+    r.scale = NAN;
+    d.push_back({"with 3 more value columns and the default scale", r});
+  }
   {
     Problem r = p;  // logits hundreds apart
     for (double& x : r.q) x = round_to(p.dtype, x * 64);
