@@ -68,6 +68,24 @@ RC_GTEST_PROP(Oracle, RelativeErrorOf1e6IsFlaggedInF64, ()) {
   RC_ASSERT(!compare_to_oracle(p, o, off).ok);
 }
 
+// Huge logits do not blunt the bound where nothing is ill-conditioned: one
+// visible key at a logit of ~1e299 passes its value through, and 1e-6 off is
+// flagged (the log-sum-exp allowance is capped; the oracle's own error has none).
+TEST(Oracle, StaysSharpAtHugeLogits) {
+  for (DType t : {DType::f32, DType::f64}) {
+    Problem p = make_problem(t, Shape{1, 1, 1, 2, 1, 1}, Causal::none, 1.0);
+    const double big = t == DType::f64 ? 1e150 : 1e18;
+    p.q = {round_to(t, big)};
+    p.k = {round_to(t, big), round_to(t, -big)};
+    p.v = {3, -5};
+    const OracleResult o = oracle(p);
+    ASSERT_TRUE(std::isfinite(o.bound[0])) << dtype_name(t);
+    EXPECT_EQ(o.exact[0], 3);
+    EXPECT_FALSE(compare_to_oracle(p, o, {3 * (1 + 1e-3)}).ok) << dtype_name(t);
+    if (t == DType::f64) EXPECT_FALSE(compare_to_oracle(p, o, {3 * (1 + 1e-6)}).ok) << "bound " << o.bound[0];
+  }
+}
+
 // The built-in references stay inside the bound: requirement (a) at CI size
 // (the long validation is tools/validate_bound).
 RC_GTEST_PROP(Oracle, ReferencesStayInsideTheBound, ()) {
