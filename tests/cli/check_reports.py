@@ -75,6 +75,33 @@ elif scenario == "default-run":
     assert "1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", "")
     bypass = [law(report, "seed_softmax_bypass", n)["status"] for n in ("weights_sum_to_one", "output_in_value_hull")]
     assert "fail" in bypass, bypass
+elif scenario == "save-replay":
+    # A failing plugin's cases are saved; replay fails on that plugin and passes on a
+    # correct plugin and on the reference; a damaged file is named while the rest run.
+    cases = os.path.join(work, "saved-cases")
+    import shutil
+    shutil.rmtree(cases, ignore_errors=True)
+    seed_layer = os.path.join(plugin_dir, "libseed_layer.so")
+    example = os.path.join(plugin_dir, "libexample_attention.so")
+    run(["--plugin", seed_layer, "--save-failures", cases], 1)
+    saved = sorted(f for f in os.listdir(cases) if f.endswith(".json"))
+    assert saved, "no case saved"
+
+    def replay(args, expect_rc):
+        p = subprocess.run([attncheck, "replay", cases] + args, capture_output=True, text=True, timeout=600)
+        if p.returncode != expect_rc:
+            sys.exit(f"replay {args}: exit {p.returncode}, expected {expect_rc}\n{p.stdout}\n{p.stderr}")
+        return p
+
+    replay(["--plugin", seed_layer], 1)
+    replay(["--plugin", example], 0)
+    replay(["--impl", "reference"], 0)
+    replay([], 1)  # against the implementation each case recorded: seed_layer again
+    with open(os.path.join(cases, "damaged.json"), "w") as f:
+        f.write('{"schema_version": 1, "law": "matches_oracle", "problem": {"dtype": "f32", "batch": 1099511627776')
+    p = replay(["--impl", "reference"], 2)
+    assert "damaged.json" in p.stderr, p.stderr
+    assert p.stdout.count("PASS") == len(saved), p.stdout  # the others still ran
 else:
     sys.exit("unknown scenario " + scenario)
 print(scenario, "ok")
