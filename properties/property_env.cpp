@@ -33,10 +33,7 @@ std::string save_counterexample(const LawReport& report, const Implementation& i
   c.seed = options.seed;
   c.message = report.message;
   c.diagnosis = report.diagnosis;
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  c.date = date;
+  // c.date left empty: save_case stamps the current UTC time.
   try {
     const std::string path = save_case(c, dir);
     return "\nsaved the failing case to " + path + "\nadopt it as a regression case with:  cp '" + path + "' " +

@@ -50,14 +50,6 @@ void charge_process_faults(ImplementationResult& r) {
   }
 }
 
-std::string utc_now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -120,7 +112,7 @@ ImplementationResult check_implementation(Implementation& impl, const std::vecto
     c.found_by = settings.found_by;
     c.message = l.run.message;
     c.diagnosis = l.run.diagnosis;
-    c.date = utc_now_iso8601();
+    // c.date left empty: save_case stamps the current UTC time.
     c.seed = settings.options.seed;
     try {
       l.case_file = save_case(c, settings.save_failures_dir);
