@@ -1,6 +1,6 @@
 // masked_weights_zero: with V = identity the output is the weight matrix P,
 // and the weight of every key a row cannot see (mask or causal rule) is
-// exactly 0; a row that sees no key is all zeros.
+// exactly 0. (Rows that see no key are fully_masked_rows_zero's.)
 //
 // Catches: a mask or causal rule ignored or applied to the wrong index (mask
 // transposed, a head's mask stride wrong, causal alignment swapped, the causal

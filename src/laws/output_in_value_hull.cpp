@@ -1,6 +1,6 @@
 // output_in_value_hull: every output is a convex combination of the visible
 // value rows, so out[i][c] lies within [min, max] over visible keys j of
-// v[j][c], widened by the oracle's bound; a row that sees no key is exactly 0.
+// v[j][c], widened by the oracle's bound. (Rows that see no key are fully_masked_rows_zero's.)
 //
 // Catches: weights that are not a probability distribution (the founding
 // "fix" that multiplies V by Q, a missing normaliser, negative weights), values

@@ -54,13 +54,18 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   if (law.tailor) law.tailor(gen);
   const rc::Gen<Problem> problems = gen_problem(gen);
 
-  int judged = 0, unsupported = 0, not_applicable = 0;
+  int judged = 0;
   std::string last_skip_reason;
   bool failing = false;
   double fault_seconds = 0;
   Clock::time_point first_failure;
   std::optional<Problem> smallest;
   std::string smallest_message;
+
+  // Past the fault budget a law stops calling the implementation.
+  auto out_of_fault_budget = [&] {
+    return report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds;
+  };
 
   auto property = [&] {
     const Problem p = *problems;
@@ -69,8 +74,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
       // the search and keeps the smallest failing case found so far.
       if (Clock::now() - first_failure > std::chrono::duration<double>(options.shrink_seconds)) return;
     }
-    if (report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds)
-      RC_DISCARD("stopped after repeated process faults");
+    if (out_of_fault_budget()) RC_DISCARD("stopped after repeated process faults");
     const Clock::time_point call_start = Clock::now();
     const Verdict v = law.check(impl, p);
     switch (v.status) {
@@ -93,11 +97,9 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         }
         RC_DISCARD("process fault: " + v.message);
       case VerdictStatus::unsupported:
-        ++unsupported;
         last_skip_reason = "unsupported: " + v.message;
         RC_DISCARD(last_skip_reason);
       case VerdictStatus::not_applicable:
-        ++not_applicable;
         last_skip_reason = "not applicable: " + v.message;
         RC_DISCARD(last_skip_reason);
     }
@@ -127,7 +129,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
                      : last_skip_reason.empty() ? "no case could be judged"
                                                 : last_skip_reason;
   } else {
-    if (report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds)
+    if (out_of_fault_budget())
       report.message = "stopped early after " + std::to_string(report.faults) + " process faults; " +
                        std::to_string(judged) + " case(s) judged";
     report.status = LawStatus::pass;
@@ -136,8 +138,6 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
       report.message = "the property driver reported an error";
     }
   }
-  (void)unsupported;
-  (void)not_applicable;
   return report;
 }
 

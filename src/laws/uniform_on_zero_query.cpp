@@ -1,6 +1,6 @@
 // uniform_on_zero_query: with q = 0 every logit is exactly 0, so every visible
 // key gets the same weight and each output row is the plain mean of the value
-// rows it sees (zeros for a row that sees nothing).
+// rows it sees. (Rows that see no key are fully_masked_rows_zero's.)
 //
 // Catches: a normaliser over the wrong key set (dividing by kv_len instead of
 // the visible count, masked keys leaking into the sum), keys dropped or read
@@ -18,7 +18,7 @@ namespace attncheck {
 Law law_uniform_on_zero_query() {
   Law law;
   law.name = "uniform_on_zero_query";
-  law.statement = "with q = 0 each output row is the mean of the value rows it sees (zeros when it sees none)";
+  law.statement = "with q = 0 each output row is the mean of the value rows it sees";
   law.check = [](Implementation& impl, const Problem& base) {
     Problem p = base;
     std::fill(p.q.begin(), p.q.end(), 0.0);

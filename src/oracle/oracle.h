@@ -16,7 +16,7 @@ namespace attncheck {
 struct OracleResult {
   std::vector<double> exact;        // [batch][heads][q_len][value_dim], the exact output rounded to double
   std::vector<double> bound;        // same shape: allowed |out - exact|; +inf where the row is outside
-                                    // the representable domain (anything goes there)
+                                    // the representable domain or sees no key (not judged by it)
   std::vector<double> entropy;      // [batch][heads][q_len]: entropy of the attention weights in nats;
                                     // NaN for rows that see no key
   std::vector<uint8_t> row_in_domain;  // [batch][heads][q_len]: 1 when the row's exact computation
