@@ -49,7 +49,7 @@ std::string joined(const std::vector<std::string>& words) {
 
 // "all", one dtype name, or a comma-separated list of them; nullopt if any is unknown.
 std::optional<std::vector<DType>> parse_dtypes(const std::string& text) {
-  if (text == "all") return std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
+  if (text == "all") return every_dtype();
   std::vector<DType> out;
   std::stringstream in(text);
   for (std::string word; std::getline(in, word, ',');) {
@@ -166,7 +166,7 @@ bool choose_targets(const CheckArgs& a, std::vector<Target>& targets, std::ostre
 int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   const std::optional<std::vector<DType>> dtypes = parse_dtypes(a.dtype);
   if (!dtypes) {
-    err << "attncheck check: bad --dtype '" << a.dtype << "'; choose f32, f64, f16, bf16 or all\n";
+    err << "attncheck check: bad --dtype '" << a.dtype << "'; choose " << dtype_names() << " or all\n";
     return 2;
   }
   if (a.cases < 1) {

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/check_command.h"
+#include "problem/dtype.h"
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
 
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
   c->add_option("--plugin", check.plugins, "shared library exporting the plugin ABI (repeatable)")->type_name("PATH");
   c->add_option("--impl", check.impls, "built-in implementation, see `attncheck list` (repeatable)")->type_name("NAME");
   c->add_option("--law", check.laws, "check only this law (repeatable; default: every law)")->type_name("NAME");
-  c->add_option("--dtype", check.dtype, "f32|f64|f16|bf16|all, or a comma list; drawn per case")
+  c->add_option("--dtype", check.dtype, dtype_names("|") + "|all, or a comma list; drawn per case")
       ->type_name("DTYPE")
       ->capture_default_str();
   c->add_option("--cases", check.cases, "generated cases per law")->type_name("N")->capture_default_str();

@@ -74,7 +74,7 @@ std::optional<Prediction> scale_inverse_sqrt_value_dim(const Problem& p) {
 // range gives inf and inf/inf = NaN for the row; a sum past the largest value
 // gives zeros; all weights underflowing gives 0/0 = NaN. Else correct.
 std::optional<Prediction> no_max_subtraction(const Problem& p) {
-  const bool dbl = p.dtype == DType::f64;
+  const bool dbl = compute_dtype(p.dtype) == DType::f64;
   const LD big = dbl ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
   const LD tiny = dbl ? std::numeric_limits<double>::denorm_min() : std::numeric_limits<float>::denorm_min();
   Prediction pr = by_oracle(p);
@@ -136,8 +136,7 @@ std::optional<Prediction> softmax_over_queries(const Problem& p) {
 // The founding "fix": out[i][c] = sum over visible j of v[j][c] * q[i][c % head_dim].
 std::optional<Prediction> softmax_weights_dropped(const Problem& p) {
   const Shape& s = p.shape;
-  const bool half = p.dtype == DType::f16 || p.dtype == DType::bf16;
-  const double u = half ? unit_roundoff(DType::f32) : unit_roundoff(p.dtype);
+  const double u = unit_roundoff(compute_dtype(p.dtype));
   Prediction pr{std::vector<double>(s.out_size()), std::vector<double>(s.out_size())};
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i)

@@ -60,7 +60,7 @@ Law law_logit_shift_invariance() {
     if (auto bad = run_for(impl, p, out)) return *bad;
     const OracleResult o = oracle(p);
 
-    const DType working = (p.dtype == DType::f64) ? DType::f64 : DType::f32;
+    const DType working = compute_dtype(p.dtype);
     const double shift = 1.2 * std::log(max_finite(working));
     int judged = 0;
     for (double direction : {+1.0, -1.0}) {
