@@ -4,7 +4,7 @@
 
 #include "impls/in_process.h"
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "oracle/oracle.h"
 #include "problem/generators.h"
 

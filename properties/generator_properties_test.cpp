@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "problem/generators.h"
+#include "driver/problem_gen.h"
 
 namespace attncheck {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "impls/in_process.h"
 #include "oracle/oracle.h"
-#include "problem/generators.h"
+#include "driver/problem_gen.h"
 
 namespace attncheck {
 namespace {

@@ -5,13 +5,29 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <string>
 
 #include "casefile/case_file.h"
 
 namespace attncheck::testing {
 
+uint64_t seed_from_env(uint64_t fallback) {
+  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) return std::strtoull(s, nullptr, 10);
+  return fallback;
+}
+
 RunOptions property_options() {
-  RunOptions o = options_from_env();
+  RunOptions o;
+  o.seed = seed_from_env(1);
+  const char* size = std::getenv("ATTNCHECK_SIZE");
+  if (size && std::string(size) == "long") {
+    o.cases = 1000;
+    o.gen.size_factor = 1.8;  // lengths up to 129 and beyond the largest tiles
+    o.shrink_seconds = 60;
+  } else {
+    o.cases = 100;
+  }
+  if (const char* c = std::getenv("ATTNCHECK_CASES"); c && *c) o.cases = std::atoi(c);
   static std::once_flag printed;
   std::call_once(printed, [&] {
     std::cout << "attncheck properties: ATTNCHECK_SEED=" << o.seed << " cases=" << o.cases
@@ -19,6 +35,18 @@ RunOptions property_options() {
   });
   return o;
 }
+
+namespace {
+// RC_GTEST_PROP properties read RapidCheck's global configuration, which draws
+// a fresh random seed on every run unless RC_PARAMS names one. Pin it to
+// ATTNCHECK_SEED before any test runs, so a CI failure replays from the seed
+// the run printed. An RC_PARAMS set by hand wins.
+const bool kRapidCheckSeeded = [] {
+  if (std::getenv("RC_PARAMS")) return false;
+  const std::string params = "seed=" + std::to_string(seed_from_env(1));
+  return setenv("RC_PARAMS", params.c_str(), 0) == 0;
+}();
+}  // namespace
 
 std::string save_counterexample(const LawReport& report, const Implementation& impl, const RunOptions& options) {
   if (!report.counterexample) return "";

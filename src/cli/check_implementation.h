@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "report/run_report.h"
 
 namespace attncheck {

@@ -8,7 +8,7 @@
 #include "casefile/case_file.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "plugin/plugin_host.h"
 
 namespace attncheck {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "impls/implementation.h"
-#include "problem/generators.h"
+#include "problem/gen_options.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -54,6 +54,11 @@ struct Law {
 // Every law, in the order reports list them.
 const std::vector<Law>& all_laws();
 const Law* find_law(std::string_view name);
+
+// Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
+inline Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
+  return law.check(impl, problem);
+}
 
 // Runs the implementation and turns an unusable outcome into the verdict a law
 // returns for it: unsupported, fault (crash, hang, bad write: the process laws

@@ -316,16 +316,6 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
   return out;
 }
 
-rc::Gen<Problem> gen_problem(const GenOptions& options) {
-  return rc::Gen<Problem>([options](const rc::Random& random, int size) {
-    rc::Random r = random;
-    Rng rng(r.next());
-    return rc::shrinkable::shrinkRecur(draw_problem(options, rng, size), [options](const Problem& p) {
-      return rc::seq::fromContainer(shrink_problem(p, options));
-    });
-  });
-}
-
 Problem sample_problem(const GenOptions& options, uint64_t seed, int size) {
   Rng rng(seed);
   return draw_problem(options, rng, size);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "problem/dtype.h"
 
 namespace attncheck {

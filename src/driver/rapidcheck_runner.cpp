@@ -1,4 +1,7 @@
-#include "laws/runner.h"
+// The RapidCheck driver of run_law: the only place that uses rc::detail.
+#include "driver/law_run.h"
+
+#include "driver/problem_gen.h"
 
 #include <rapidcheck.h>
 
@@ -17,10 +20,6 @@ std::string_view law_status_name(LawStatus s) {
     case LawStatus::skipped: return "skipped";
   }
   return "?";
-}
-
-Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
-  return law.check(impl, problem);
 }
 
 namespace {
@@ -139,26 +138,6 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     }
   }
   return report;
-}
-
-uint64_t seed_from_env(uint64_t fallback) {
-  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) return std::strtoull(s, nullptr, 10);
-  return fallback;
-}
-
-RunOptions options_from_env() {
-  RunOptions o;
-  o.seed = seed_from_env(1);
-  const char* size = std::getenv("ATTNCHECK_SIZE");
-  if (size && std::string(size) == "long") {
-    o.cases = 1000;
-    o.gen.size_factor = 1.8;  // lengths up to 129 and beyond the largest tiles
-    o.shrink_seconds = 60;
-  } else {
-    o.cases = 100;
-  }
-  if (const char* c = std::getenv("ATTNCHECK_CASES"); c && *c) o.cases = std::atoi(c);
-  return o;
 }
 
 }  // namespace attncheck

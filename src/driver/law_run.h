@@ -1,6 +1,8 @@
-// Drives one law against one implementation with RapidCheck: generates cases,
-// and on a failure shrinks it (with a time cap) to the smallest case that still
-// fails. The same seed gives the same cases, the same failure, the same shrink.
+// Runs one law against one implementation: generates cases, and on a failure
+// shrinks it (with a time cap) to the smallest case that still fails. The same
+// seed gives the same cases, the same failure, the same shrink. RapidCheck
+// drives it (driver/rapidcheck_runner.cpp, the one file that uses its
+// internal API); nothing in this header depends on RapidCheck.
 #pragma once
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "laws/law.h"
+#include "problem/gen_options.h"
 
 namespace attncheck {
 
@@ -46,12 +49,5 @@ struct LawReport {
 
 LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options);
 
-// Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
-Verdict check_case(const Law& law, Implementation& impl, const Problem& problem);
-
-// The seed from ATTNCHECK_SEED, else `fallback`; the size profile from
-// ATTNCHECK_SIZE (quick | long), for property tests.
-uint64_t seed_from_env(uint64_t fallback);
-RunOptions options_from_env();
 
 }  // namespace attncheck
