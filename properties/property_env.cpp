@@ -52,16 +52,8 @@ std::string save_counterexample(const LawReport& report, const Implementation& i
   if (!report.counterexample) return "";
   const char* env = std::getenv("ATTNCHECK_REGRESSION_DIR");
   const std::string dir = env && *env ? env : ATTNCHECK_DEFAULT_REGRESSION_DIR;
-  CaseRecord c;
-  c.problem = *report.counterexample;
-  c.law = report.law;
-  c.implementation = impl.name();
-  c.source = impl.source();
-  c.found_by = "rapidcheck";
-  c.seed = options.seed;
-  c.message = report.message;
-  c.diagnosis = report.diagnosis;
-  // c.date left empty: save_case stamps the current UTC time.
+  const CaseRecord c = failure_record(*report.counterexample, report.law, impl.name(), impl.source(), "rapidcheck",
+                                      options.seed, report.message, report.diagnosis);
   try {
     const std::string path = save_case(c, dir);
     return "\nsaved the failing case to " + path + "\nadopt it as a regression case with:  cp '" + path + "' " +

@@ -31,11 +31,21 @@ struct RunOptions {
 enum class LawStatus { pass, fail, skipped };
 std::string_view law_status_name(LawStatus s);
 
+// Why a law judged no case (LawStatus::skipped).
+enum class SkipReason {
+  none,            // not skipped
+  not_applicable,  // the law said nothing about any generated case
+  unsupported,     // the implementation answered UNSUPPORTED to the calls the law needed
+  process_faults,  // every call ended in a crash, hang or bad write (judged by the process laws)
+  no_cases,        // nothing was generated (e.g. --cases 0)
+};
+
 struct LawReport {
   std::string law;
   LawStatus status = LawStatus::pass;
   int cases = 0;              // cases judged (passed, or up to and including the failure)
   std::string message;        // the failure (of the shrunk case), or why it was skipped
+  SkipReason skip_reason = SkipReason::none;
   std::optional<Problem> counterexample;  // the shrunk failing case
   std::string diagnosis;      // "behaves like: ..." when a fault model matches; else empty
   int shrink_steps = 0;

@@ -55,6 +55,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
 
   int judged = 0;
   std::string last_skip_reason;
+  SkipReason last_skip = SkipReason::no_cases;
   bool failing = false;
   double fault_seconds = 0;
   Clock::time_point first_failure;
@@ -97,9 +98,11 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         RC_DISCARD("process fault: " + v.message);
       case VerdictStatus::unsupported:
         last_skip_reason = "unsupported: " + v.message;
+        last_skip = SkipReason::unsupported;
         RC_DISCARD(last_skip_reason);
       case VerdictStatus::not_applicable:
         last_skip_reason = "not applicable: " + v.message;
+        last_skip = SkipReason::not_applicable;
         RC_DISCARD(last_skip_reason);
     }
   };
@@ -123,6 +126,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     report.message = smallest_message;
   } else if (judged == 0) {
     report.status = LawStatus::skipped;
+    report.skip_reason = report.faults > 0 ? SkipReason::process_faults : last_skip;
     report.message = report.faults > 0 ? "no case could be judged: every call ended in a process fault (" +
                                              report.fault_message + ")"
                      : last_skip_reason.empty() ? "no case could be judged"

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "problem/fnv1a.h"
+
 namespace attncheck {
 
 Problem with_mask_anded(const Problem& p, const KeyPredicate& allow) {
@@ -119,11 +121,8 @@ std::vector<int64_t> mixing_permutation(int64_t n, uint64_t salt) {
 }
 
 uint64_t problem_fingerprint(const Problem& p) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64-bit
-  auto mix = [&h](const void* data, std::size_t bytes) {
-    const auto* b = static_cast<const unsigned char*>(data);
-    for (std::size_t k = 0; k < bytes; ++k) { h ^= b[k]; h *= 1099511628211ull; }
-  };
+  Fnv1a h(Fnv1a::kSeedBasis);
+  auto mix = [&h](const void* data, std::size_t bytes) { h.bytes(data, bytes); };
   auto mix_value = [&mix](auto x) { mix(&x, sizeof x); };
   mix_value(static_cast<int>(p.dtype));
   mix_value(static_cast<int>(p.causal));
@@ -132,7 +131,7 @@ uint64_t problem_fingerprint(const Problem& p) {
   mix_value(p.scale);
   for (const std::vector<double>* t : {&p.q, &p.k, &p.v}) mix(t->data(), t->size() * sizeof(double));
   mix(p.mask.data(), p.mask.size());
-  return h;
+  return h.value;
 }
 
 }  // namespace attncheck

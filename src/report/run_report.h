@@ -67,7 +67,4 @@ struct RunReport {
 // file and the cause when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
 
-// The process laws (they judge the implementation as a program, not its numbers).
-bool is_process_law(const std::string& law);
-
 }  // namespace attncheck
