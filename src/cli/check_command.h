@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "report/report_formats.h"
+
 namespace attncheck {
 
 // Generated cases per law. Measured on 2 shared cores: a whole check of one
@@ -33,8 +35,7 @@ struct CheckArgs {
   int cases = kDefaultCases;           // --cases N
   std::optional<uint64_t> seed;        // --seed N; else a fresh one
   int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: per plugin call
-  std::string json_path;               // --json FILE
-  std::string junit_path;              // --junit FILE
+  ReportPaths reports;                 // --json FILE, --junit FILE, ...: one per row of report_formats()
   std::string save_failures_dir;       // --save-failures DIR
   std::string program = "attncheck";   // argv[0], for the commands it prints
 };

@@ -8,9 +8,10 @@
 #include <iostream>
 
 #include "cli/check_command.h"
-#include "problem/dtype.h"
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
+#include "problem/dtype.h"
+#include "report/report_formats.h"
 
 #ifndef ATTNCHECK_VERSION
 #define ATTNCHECK_VERSION "0.1.0"
@@ -47,8 +48,8 @@ int main(int argc, char** argv) {
   c->add_option("--timeout-ms", check.timeout_ms, "time limit of one plugin call")
       ->type_name("N")
       ->capture_default_str();
-  c->add_option("--json", check.json_path, "write the JSON report here")->type_name("FILE");
-  c->add_option("--junit", check.junit_path, "write a JUnit XML report here")->type_name("FILE");
+  for (const ReportFormat& f : report_formats())
+    c->add_option(std::string(f.flag), check.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
   c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")
       ->type_name("DIR");
 
