@@ -74,7 +74,9 @@ TEST(Generators, StrictSimplicityRefusesUnchangedAndLarger) {
   EXPECT_FALSE(strictly_simpler(p, p));
   Problem larger = p;
   larger.scale = 0.5;
-  if (std::isnan(p.scale)) EXPECT_FALSE(strictly_simpler(larger, p));
+  if (std::isnan(p.scale)) {
+    EXPECT_FALSE(strictly_simpler(larger, p));
+  }
   const std::vector<Problem> candidates = shrink_problem(p, g);
   ASSERT_FALSE(candidates.empty());
   EXPECT_FALSE(strictly_simpler(p, candidates.front()));  // the inverse step is not a shrink
