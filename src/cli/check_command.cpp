@@ -12,6 +12,7 @@
 #include "cli/check_implementation.h"
 #include "cli/default_run.h"
 #include "cli/dtype_probe.h"
+#include "cli/shape_probe.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
@@ -86,6 +87,9 @@ std::string rerun_command(const CheckArgs& a, uint64_t seed, const std::optional
   if (a.dtype != "all") s += " --dtype " + shell_quote(a.dtype);
   if (a.cases != kDefaultCases) s += " --cases " + std::to_string(a.cases);
   if (a.timeout_ms != kDefaultTimeoutMs && !a.plugins.empty()) s += " --timeout-ms " + std::to_string(a.timeout_ms);
+  s += shape_flags_text(a.shapes);
+  if (a.min_judged != kDefaultMinJudged) s += " --min-judged " + std::to_string(a.min_judged);
+  if (a.allow_insufficient) s += " --allow-insufficient";
   s += " --seed " + std::to_string(seed);
   if (focus) return s;
   for (const ReportFormat& f : report_formats())
@@ -187,6 +191,17 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     err << "attncheck check: --timeout-ms must be at least 1 (got " << a.timeout_ms << ")\n";
     return 2;
   }
+  if (a.min_judged < 1 || a.min_judged > a.cases) {
+    err << "attncheck check: --min-judged must be from 1 to --cases (" << a.cases << "); got " << a.min_judged
+        << "\n";
+    return 2;
+  }
+  std::string shape_error;
+  const std::optional<GenOptions> shapes = shape_options(a.shapes, shape_error);
+  if (!shapes) {
+    err << "attncheck check: " << shape_error << "\n";
+    return 2;
+  }
   std::vector<const Law*> laws;
   if (!choose_laws(a, laws, err)) return 2;
   for (const ReportFormat& f : report_formats())
@@ -198,6 +213,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
 
   RunReport report;
   report.seed = a.seed ? *a.seed : fresh_seed();
+  report.profile = a.shapes.profile;
   report.default_run = a.plugins.empty() && a.impls.empty();
   out << "seed: " << report.seed << "\n";
   out << "rerun: " << rerun_command(a, report.seed) << "\n";
@@ -205,8 +221,9 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     out << "embedded default: every built-in; the references must pass every law, every zoo member must be caught\n";
   out.flush();
 
-  // Ask every implementation which dtypes it takes before any law runs.
+  // Ask every implementation which dtypes and shapes it takes before any law runs.
   std::vector<DTypeProbe> probes;
+  std::vector<ShapeFindings> findings;
   for (Target& t : targets) {
     probes.push_back(probe_dtypes(*t.impl, *dtypes));
     const DTypeProbe& p = probes.back();
@@ -214,9 +231,12 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     if (p.supported.empty()) {
       err << "attncheck check: " << t.impl->name() << " (" << t.impl->source()
           << ") supports none of the requested calls: every probe of dtype " << a.dtype
-          << " answered ATTNCHECK_UNSUPPORTED; nothing can be checked\n";
+          << " (head_dim 2 to 256, q_len 4 and 1) answered ATTNCHECK_UNSUPPORTED; nothing can be checked\n";
       return 2;
     }
+    findings.push_back(probe_shapes(*t.impl, p.supported.front()));
+    if (findings.back().restricts())
+      out << t.impl->name() << ": accepts only " << findings.back().describe() << "; cases are drawn within that\n";
   }
 
   std::vector<std::string> errors;
@@ -226,7 +246,10 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.options.seed = report.seed;
     s.options.cases = a.cases;
     s.options.shrink_seconds = kShrinkSecondsPerLaw;
+    s.options.gen = *shapes;
     s.options.gen.dtypes = probes[k].supported;
+    restrict_to(s.options.gen, findings[k]);
+    s.options.min_judged = a.min_judged;
     s.save_failures_dir = a.save_failures_dir;
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return rerun_command(a, report.seed, Focus{flag, law});
@@ -235,6 +258,8 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
         << " cases each ..." << std::flush;
     ImplementationResult r = check_implementation(*t.impl, laws, s, errors);
     r.expectation = t.expectation;
+    r.insufficient_fails = !a.allow_insufficient;
+    r.accepted_shapes = findings[k].describe();
     for (const DroppedDType& d : probes[k].dropped) r.notes.push_back(describe(d));
     out << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0 << " s)\n";
     report.implementations.push_back(std::move(r));

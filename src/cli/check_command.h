@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/shape_flags.h"
 #include "report/report_formats.h"
 
 namespace attncheck {
@@ -26,6 +27,8 @@ inline constexpr int kDefaultCases = 100;
 // Shrinking a failure stops after this long and keeps the smallest case so far.
 inline constexpr double kShrinkSecondsPerLaw = 10;
 inline constexpr int kDefaultTimeoutMs = 2000;
+// A law that judged fewer cases than this has not earned a pass.
+inline constexpr int kDefaultMinJudged = 20;
 
 struct CheckArgs {
   std::vector<std::string> plugins;    // --plugin PATH...
@@ -35,6 +38,9 @@ struct CheckArgs {
   int cases = kDefaultCases;           // --cases N
   std::optional<uint64_t> seed;        // --seed N; else a fresh one
   int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: per plugin call
+  ShapeFlags shapes;                   // --profile, --head-dim, --q-len, --kv-len, --batch, --heads
+  int min_judged = kDefaultMinJudged;  // --min-judged N: fewer judged cases is `insufficient`
+  bool allow_insufficient = false;     // --allow-insufficient: an insufficient law does not fail the run
   ReportPaths reports;                 // --json FILE, --junit FILE, ...: one per row of report_formats()
   std::string save_failures_dir;       // --save-failures DIR
   std::string program = "attncheck";   // argv[0], for the commands it prints

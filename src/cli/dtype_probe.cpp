@@ -3,11 +3,12 @@
 namespace attncheck {
 namespace {
 
-// A small, well-conditioned call: q/k/v [1][1][4][d] filled with -1, 0, 1,
-// no causal rule, no mask, the default scale.
-Problem probe_problem(DType dtype, int64_t d) {
+// A small, well-conditioned call: q [1][1][q_len][d], k/v [1][1][4][d] filled
+// with -1, 0, 1, no causal rule, no mask, the default scale.
+Problem probe_problem(DType dtype, int64_t q_len, int64_t d) {
   Shape s;
-  s.q_len = s.kv_len = 4;
+  s.q_len = q_len;
+  s.kv_len = 4;
   s.head_dim = s.value_dim = d;
   Problem p = make_problem(dtype, s);
   for (std::size_t i = 0; i < p.q.size(); ++i) p.q[i] = static_cast<double>(i % 3) - 1;
@@ -25,19 +26,19 @@ std::string describe(const DroppedDType& d) {
 
 DTypeProbe probe_dtypes(Implementation& impl, const std::vector<DType>& requested) {
   // Head sizes from the tiniest to the ones fixed-size kernels are built for.
-  static constexpr int64_t kHeadDims[] = {2, 8, 16, 32, 64, 128};
+  // Several query lengths too: a decode kernel takes q_len = 1 only.
+  static constexpr int64_t kHeadDims[] = {2, 8, 16, 32, 64, 80, 96, 128, 160, 192, 256};
   DTypeProbe probe;
   for (DType t : requested) {
     std::string last_message;
     bool offered = false;
-    for (int64_t d : kHeadDims) {
-      const Outcome o = impl.run(probe_problem(t, d));
-      if (o.status != CallStatus::unsupported) {
-        offered = true;
-        break;
+    for (int64_t q_len : {4, 1})
+      for (int64_t d : kHeadDims) {
+        if (offered) break;
+        const Outcome o = impl.run(probe_problem(t, q_len, d));
+        if (o.status != CallStatus::unsupported) offered = true;
+        else last_message = o.message;
       }
-      last_message = o.message;
-    }
     if (offered)
       probe.supported.push_back(t);
     else

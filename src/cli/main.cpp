@@ -11,6 +11,7 @@
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
 #include "problem/dtype.h"
+#include "problem/profiles.h"
 #include "report/report_formats.h"
 
 #ifndef ATTNCHECK_VERSION
@@ -48,6 +49,20 @@ int main(int argc, char** argv) {
   c->add_option("--timeout-ms", check.timeout_ms, "time limit of one plugin call")
       ->type_name("N")
       ->capture_default_str();
+  c->add_option("--profile", check.shapes.profile, "shape profile: " + profile_names())
+      ->type_name("NAME")
+      ->capture_default_str();
+  c->add_option("--head-dim", check.shapes.head_dims, "draw head_dim only from this comma list, e.g. 64,128")
+      ->type_name("LIST");
+  c->add_option("--q-len", check.shapes.q_len, "query lengths to draw, N or A..B")->type_name("RANGE");
+  c->add_option("--kv-len", check.shapes.kv_len, "key lengths to draw, N or A..B")->type_name("RANGE");
+  c->add_option("--batch", check.shapes.batch, "batch sizes to draw, N or A..B")->type_name("RANGE");
+  c->add_option("--heads", check.shapes.heads, "head counts to draw, N or A..B")->type_name("RANGE");
+  c->add_option("--min-judged", check.min_judged, "a law that judged fewer cases is insufficient, not pass")
+      ->type_name("N")
+      ->capture_default_str();
+  c->add_flag("--allow-insufficient", check.allow_insufficient,
+              "report insufficient laws without failing the run");
   for (const ReportFormat& f : report_formats())
     c->add_option(std::string(f.flag), check.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
   c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")

@@ -25,10 +25,16 @@ struct RunOptions {
   // that hangs on most shapes must not cost a timeout per generated case.
   int max_faults = 20;
   double max_fault_seconds = 1.0;  // ... or once faulting calls have cost this long (one hang does)
+  // A law that judged at least one case but fewer than this is `insufficient`,
+  // not `pass` (the CLI's --min-judged, default 20; 0 here: never).
+  int min_judged = 0;
   GenOptions gen;           // before the law tailors it
 };
 
-enum class LawStatus { pass, fail, skipped };
+// pass: every judged case obeyed the law (and at least min_judged were judged);
+// fail: a case broke it; skipped: no case could be judged at all (the law cannot
+// apply to anything the implementation offers); insufficient: some, too few.
+enum class LawStatus { pass, fail, skipped, insufficient };
 std::string_view law_status_name(LawStatus s);
 
 // Why a law judged no case (LawStatus::skipped).
@@ -43,7 +49,12 @@ enum class SkipReason {
 struct LawReport {
   std::string law;
   LawStatus status = LawStatus::pass;
-  int cases = 0;              // cases judged (passed, or up to and including the failure)
+  int cases = 0;              // cases drawn (judged, or discarded as not applicable/unsupported/faulting)
+  int judged = 0;             // cases judged (passed, or up to and including the failure)
+  // The largest extents among the judged cases, and their dtypes: what the
+  // verdict covers.
+  Shape largest{0, 0, 0, 0, 0, 0};
+  std::vector<DType> dtypes;
   std::string message;        // the failure (of the shrunk case), or why it was skipped
   SkipReason skip_reason = SkipReason::none;
   std::optional<Problem> counterexample;  // the shrunk failing case

@@ -5,6 +5,7 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -18,6 +19,7 @@ std::string_view law_status_name(LawStatus s) {
     case LawStatus::pass: return "pass";
     case LawStatus::fail: return "fail";
     case LawStatus::skipped: return "skipped";
+    case LawStatus::insufficient: return "insufficient";
   }
   return "?";
 }
@@ -67,8 +69,17 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     return report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds;
   };
 
+  // What a judged case adds to the report's coverage.
+  auto note_judged = [&](const Problem& p) {
+    ++judged;
+    report.largest = largest_extents(report.largest, p.shape);
+    if (std::find(report.dtypes.begin(), report.dtypes.end(), p.dtype) == report.dtypes.end())
+      report.dtypes.push_back(p.dtype);
+  };
+
   auto property = [&] {
     const Problem p = *problems;
+    if (!failing) ++report.cases;
     if (failing) {
       // Shrinking: past the cap, every further candidate "passes", which ends
       // the search and keeps the smallest failing case found so far.
@@ -79,10 +90,10 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     const Verdict v = law.check(impl, p);
     switch (v.status) {
       case VerdictStatus::pass:
-        if (!failing) ++judged;
+        if (!failing) note_judged(p);
         return;
       case VerdictStatus::fail:
-        if (!failing) { ++judged; failing = true; first_failure = Clock::now(); }
+        if (!failing) { note_judged(p); failing = true; first_failure = Clock::now(); }
         else ++report.shrink_steps;
         smallest = p;
         smallest_message = v.message;
@@ -119,7 +130,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   const rc::detail::TestResult result =
       rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, silent, {});
 
-  report.cases = judged;
+  report.judged = judged;
   if (smallest) {
     report.status = LawStatus::fail;
     report.counterexample = smallest;
@@ -139,6 +150,12 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     if (!result.template is<rc::detail::SuccessResult>() && !result.template is<rc::detail::GaveUpResult>()) {
       report.status = LawStatus::fail;
       report.message = "the property driver reported an error";
+    } else if (judged < options.min_judged) {
+      // A verdict must be earned: too few judged cases are not a pass.
+      report.status = LawStatus::insufficient;
+      report.message = "judged " + std::to_string(judged) + " of " + std::to_string(report.cases) +
+                       " drawn case(s), fewer than the floor of " + std::to_string(options.min_judged) +
+                       (last_skip_reason.empty() ? std::string() : "; the others: " + last_skip_reason);
     }
   }
   return report;

@@ -17,7 +17,35 @@ enum ValueFamily : unsigned {
   kWide = 1u << 2,         // log-uniform magnitudes over the dtype's whole range
   kEdge = 1u << 3,         // ±0, subnormals, smallest/largest normals, ±1, mixed with Gaussians
   kHugeLogits = 1u << 4,   // Gaussians scaled so logits are hundreds to thousands apart
-  kAllFamilies = 0x1Fu,
+  kClassicFamilies = 0x1Fu,  // the five above: the `small` profile and GenOptions' default
+  // Values as trained models produce them:
+  kModelLogits = 1u << 5,    // Gaussians scaled so logits reach 30 to 50 in magnitude
+  kOutlierChannels = 1u << 6,  // Gaussians with a few channels 20 to 100 times larger
+  kPositive = 1u << 7,       // all positive, or one constant: accumulators that only grow
+  kNearEqual = 1u << 8,      // 1 + 1e-3 noise: long rows of near-equal logits
+  kAllFamilies = 0x1FFu,
+};
+
+// Head dims that fixed-size kernels are specialised for.
+inline constexpr int64_t kKernelHeadDims[] = {32, 64, 80, 96, 128, 160, 192, 256};
+
+// One region of shape space a profile draws from (decode, prefill, ...). Its
+// ranges are intersected with the options' own min_/max_ fields, which laws
+// (Law::tailor) and the command line (--q-len, ...) narrow.
+struct ShapeDomain {
+  const char* name = "small";
+  double weight = 1;            // relative frequency among the options' domains
+  int64_t max_batch = 3, max_heads = 3;
+  int64_t min_q_len = 1, max_q_len = 72;
+  int64_t min_kv_len = 1, max_kv_len = 72;
+  bool q_equals_kv = false;     // prefill: q_len == kv_len
+  bool q_below_kv = false;      // chunked prefill: q_len < kv_len, bottom_right causal mostly
+  // Lengths grow with RapidCheck's size ramp (small first); false: the whole
+  // range from the first case (long rows must not wait for the end of a run).
+  bool ramped = true;
+  // May draw a dense mask [batch][heads][q_len][kv_len]; off where that would be
+  // huge (prefill): causal rules and per-row structure cover those shapes.
+  bool masks = true;
 };
 
 struct GenOptions {
@@ -33,9 +61,20 @@ struct GenOptions {
   bool causal = true;           // may draw a causal rule
   bool mask = true;             // may draw a mask
   bool explicit_scale = true;   // may draw an explicit scale (else always the default)
-  unsigned families = kAllFamilies;
+  unsigned families = kClassicFamilies;
   // Grows lengths and dims by this factor in long runs (ATTNCHECK_SIZE=long).
   double size_factor = 1.0;
+  // Where shapes come from: empty, the single range of the fields above
+  // (today's `small` shapes); else one domain per case, chosen by weight.
+  std::vector<ShapeDomain> domains;
+  // head_dim from this list when non-empty (the probe's findings, --head-dim);
+  // else drawn from the size ramp, and with `kernel_head_dim_chance` from
+  // kKernelHeadDims regardless of the ramp, so every run sees them.
+  std::vector<int64_t> head_dims;
+  double kernel_head_dim_chance = 0;
+  // Lengths are drawn as multiples of these (an implementation that tiles
+  // without a remainder path, as the probe found); 1: any length.
+  int64_t q_len_multiple = 1, kv_len_multiple = 1;
 };
 
 }  // namespace attncheck

@@ -21,7 +21,10 @@ bool chance(Rng& r, double p) { return unit(r) < p; }
 
 // A length in [lo, cap]: often a tile boundary (2^k - 1, 2^k, 2^k + 1), often tiny.
 int64_t draw_length(Rng& r, int64_t lo, int64_t cap) {
-  static constexpr int64_t kBoundaries[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
+  static constexpr int64_t kBoundaries[] = {1,    2,    3,    7,    8,    9,    15,    16,    17,    31,   32,
+                                            33,   63,   64,   65,   127,  128,  129,   255,   256,   257,  511,
+                                            512,  513,  1023, 1024, 1025, 2047, 2048,  2049,  4095,  4096, 4097,
+                                            8191, 8192, 8193, 16383, 16384, 16385};
   const double pick = unit(r);
   if (pick < 0.3) {
     std::vector<int64_t> fit;
@@ -55,15 +58,37 @@ double wide_value(Rng& r, DType t) {
   return chance(r, 0.5) ? -x : x;
 }
 
-std::vector<double> draw_tensor(Rng& r, DType t, int64_t n, unsigned families, int64_t head_dim) {
+// One tensor of n elements whose rows are `row` long (head_dim or value_dim).
+std::vector<double> draw_tensor(Rng& r, DType t, int64_t n, unsigned families, int64_t head_dim, int64_t row) {
   std::vector<unsigned> allowed;
-  for (unsigned f = 1; f <= kHugeLogits; f <<= 1)
+  for (unsigned f = 1; f <= kNearEqual; f <<= 1)
     if (families & f) allowed.push_back(f);
   const unsigned family = allowed.empty() ? kGaussian : allowed[uniform(r, 0, allowed.size() - 1)];
   // Logits of unit Gaussians have std sqrt(head_dim); scaling by g gives std
   // g^2 / sqrt(head_dim) after the default scale: make that 100..10000.
   const double huge = std::sqrt(std::exp2(7 + unit(r) * 6) * std::sqrt(static_cast<double>(head_dim)));
   std::vector<double> out(n);
+  if (family == kModelLogits || family == kOutlierChannels || family == kPositive || family == kNearEqual) {
+    // Logits of magnitude 30..50 when both q and k are scaled by g: g^2 = 30..50.
+    const double g = std::sqrt(30 + 20 * unit(r));
+    // A few outlier channels (as LLM activations have), 20..100 times larger.
+    std::vector<uint8_t> outlier(static_cast<std::size_t>(row), 0);
+    for (int k = 0; k < 1 + row / 32; ++k) outlier[uniform(r, 0, row - 1)] = 1;
+    const double big = 20 + 80 * unit(r);
+    const bool constant = chance(r, 0.3);
+    const double c = std::abs(gaussian(r)) + 0.5;
+    for (int64_t i = 0; i < n; ++i) {
+      double& x = out[i];
+      switch (family) {
+        case kModelLogits: x = gaussian(r) * g; break;
+        case kOutlierChannels: x = gaussian(r) * (outlier[i % row] ? big : 1.0); break;
+        case kPositive: x = constant ? c : std::abs(gaussian(r)) + 0.1; break;
+        default: x = 1 + 1e-3 * gaussian(r); break;  // kNearEqual
+      }
+      x = round_to(t, x);
+    }
+    return out;
+  }
   for (double& x : out) {
     switch (family) {
       case kSmallInts: x = static_cast<double>(uniform(r, -3, 3)); break;
@@ -105,22 +130,91 @@ std::vector<uint8_t> draw_mask(Rng& r, const Shape& s) {
   return m;
 }
 
+// [lo, hi] of a domain intersected with the options' own [min, max], which
+// always wins (a law's tailored minimum, a --q-len range).
+std::pair<int64_t, int64_t> within(int64_t domain_lo, int64_t domain_hi, int64_t lo, int64_t hi) {
+  const int64_t top = std::max(lo, std::min(domain_hi, hi));
+  return {std::clamp(domain_lo, lo, top), top};
+}
+
+// The options' domain for this case (the options themselves when they list none).
+ShapeDomain pick_domain(const GenOptions& o, Rng& r) {
+  if (o.domains.empty()) {
+    ShapeDomain d;
+    d.max_batch = o.max_batch;
+    d.max_heads = o.max_heads;
+    d.min_q_len = o.min_q_len, d.max_q_len = o.max_q_len;
+    d.min_kv_len = o.min_kv_len, d.max_kv_len = o.max_kv_len;
+    return d;
+  }
+  double total = 0;
+  for (const ShapeDomain& d : o.domains) total += d.weight;
+  double pick = unit(r) * total;
+  for (const ShapeDomain& d : o.domains) {
+    if (pick < d.weight) return d;
+    pick -= d.weight;
+  }
+  return o.domains.back();
+}
+
+// n rounded up to a multiple of m (down when that passes hi; never below m).
+int64_t to_multiple(int64_t n, int64_t m, int64_t hi) {
+  if (m <= 1) return n;
+  int64_t up = (n + m - 1) / m * m;
+  if (up > hi) up = hi / m * m;
+  return std::max(up, m);
+}
+
+int64_t draw_head_dim(const GenOptions& o, Rng& r, int size) {
+  auto from = [&](auto&& list) -> int64_t {
+    std::vector<int64_t> fit;
+    for (int64_t d : list)
+      if (d >= o.min_head_dim && d <= o.max_head_dim) fit.push_back(d);
+    return fit.empty() ? 0 : fit[uniform(r, 0, static_cast<int64_t>(fit.size()) - 1)];
+  };
+  if (!o.head_dims.empty()) {
+    if (const int64_t d = from(o.head_dims)) return d;
+    // None within a law's tailored range: still only sizes the implementation takes.
+    return o.head_dims[uniform(r, 0, static_cast<int64_t>(o.head_dims.size()) - 1)];
+  }
+  if (o.kernel_head_dim_chance > 0 && chance(r, o.kernel_head_dim_chance))
+    if (const int64_t d = from(kKernelHeadDims)) return d;
+  return draw_length(r, o.min_head_dim, cap_at(o.min_head_dim, o.max_head_dim, size, o.size_factor));
+}
+
 Problem draw_problem(const GenOptions& o, Rng& r, int size) {
   Problem p;
   p.dtype = o.dtypes.empty() ? DType::f32 : o.dtypes[uniform(r, 0, o.dtypes.size() - 1)];
+  const ShapeDomain d = pick_domain(o, r);
+  const int ramp = d.ramped ? size : 100;
   Shape& s = p.shape;
-  s.batch = uniform(r, o.min_batch, cap_at(o.min_batch, o.max_batch, size, 1.0));
-  s.heads = uniform(r, o.min_heads, cap_at(o.min_heads, o.max_heads, size, 1.0));
-  s.q_len = draw_length(r, o.min_q_len, cap_at(o.min_q_len, o.max_q_len, size, o.size_factor));
-  s.kv_len = chance(r, 0.3) ? std::clamp(s.q_len, o.min_kv_len, o.max_kv_len)
-                            : draw_length(r, o.min_kv_len, cap_at(o.min_kv_len, o.max_kv_len, size, o.size_factor));
-  s.head_dim = draw_length(r, o.min_head_dim, cap_at(o.min_head_dim, o.max_head_dim, size, o.size_factor));
+  const int64_t max_batch = std::max(o.min_batch, std::min(o.max_batch, d.max_batch));
+  const int64_t max_heads = std::max(o.min_heads, std::min(o.max_heads, d.max_heads));
+  s.batch = uniform(r, o.min_batch, cap_at(o.min_batch, max_batch, size, 1.0));
+  s.heads = uniform(r, o.min_heads, cap_at(o.min_heads, max_heads, size, 1.0));
+  const auto [q_lo, q_hi] = within(d.min_q_len, d.max_q_len, o.min_q_len, o.max_q_len);
+  const auto [kv_lo, kv_hi] = within(d.min_kv_len, d.max_kv_len, o.min_kv_len, o.max_kv_len);
+  s.q_len = draw_length(r, q_lo, cap_at(q_lo, q_hi, ramp, o.size_factor));
+  if (d.q_equals_kv) {
+    s.kv_len = std::clamp(s.q_len, kv_lo, kv_hi);
+  } else if (d.q_below_kv) {
+    const int64_t lo = std::clamp(s.q_len + 1, kv_lo, kv_hi);
+    s.kv_len = draw_length(r, lo, std::max(lo, cap_at(lo, kv_hi, ramp, o.size_factor)));
+  } else {
+    s.kv_len = chance(r, 0.3) ? std::clamp(s.q_len, kv_lo, kv_hi)
+                              : draw_length(r, kv_lo, cap_at(kv_lo, kv_hi, ramp, o.size_factor));
+  }
+  s.q_len = to_multiple(s.q_len, o.q_len_multiple, q_hi);
+  s.kv_len = to_multiple(s.kv_len, o.kv_len_multiple, kv_hi);
+  s.head_dim = draw_head_dim(o, r, size);
   s.value_dim = (o.same_dims || chance(r, 0.5))
                     ? s.head_dim
                     : draw_length(r, 1, cap_at(1, o.max_value_dim, size, o.size_factor));
   if (o.causal) {
     const double c = unit(r);
     p.causal = c < 0.5 ? Causal::none : c < 0.75 ? Causal::top_left : Causal::bottom_right;
+    // Chunked prefill: the new queries sit at the end of the keys.
+    if (d.q_below_kv && p.causal == Causal::top_left) p.causal = Causal::bottom_right;
   }
   if (o.explicit_scale && chance(r, 0.4)) {
     const double c = unit(r);
@@ -129,10 +223,10 @@ Problem draw_problem(const GenOptions& o, Rng& r, int size) {
     else p.scale = c < 0.975 ? 0.0 : -std::exp2(-3 + 3 * unit(r));
     p.scale = round_to(p.dtype, p.scale);
   }
-  p.q = draw_tensor(r, p.dtype, s.q_size(), o.families, s.head_dim);
-  p.k = draw_tensor(r, p.dtype, s.k_size(), o.families, s.head_dim);
-  p.v = draw_tensor(r, p.dtype, s.v_size(), o.families, s.head_dim);
-  if (o.mask && chance(r, 0.5)) p.mask = draw_mask(r, s);
+  p.q = draw_tensor(r, p.dtype, s.q_size(), o.families, s.head_dim, s.head_dim);
+  p.k = draw_tensor(r, p.dtype, s.k_size(), o.families, s.head_dim, s.head_dim);
+  p.v = draw_tensor(r, p.dtype, s.v_size(), o.families, s.head_dim, s.value_dim);
+  if (o.mask && d.masks && chance(r, 0.5)) p.mask = draw_mask(r, s);
   return p;
 }
 

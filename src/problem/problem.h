@@ -30,6 +30,13 @@ struct Shape {
   bool operator==(const Shape&) const = default;
 };
 
+// The larger of each extent: what a set of judged cases covered.
+inline Shape largest_extents(const Shape& a, const Shape& b) {
+  auto m = [](int64_t x, int64_t y) { return x > y ? x : y; };
+  return {m(a.batch, b.batch),   m(a.heads, b.heads),       m(a.q_len, b.q_len),
+          m(a.kv_len, b.kv_len), m(a.head_dim, b.head_dim), m(a.value_dim, b.value_dim)};
+}
+
 struct Problem {
   DType dtype = DType::f32;
   Shape shape;

@@ -10,16 +10,52 @@ namespace {
 
 constexpr std::size_t kWidth = 100;
 
-const char* cell(const LawResult& l) {
+// "PASS 100": the verdict and the cases it rests on (judged, not drawn).
+std::string cell(const LawResult& l) {
+  const std::string n = std::string(" ").append(std::to_string(l.run.judged));  // (GCC 12 -Wrestrict bug 105329)
   switch (l.run.status) {
     case LawStatus::pass:
-      return "PASS";
+      return "PASS" + n;
     case LawStatus::fail:
-      return "FAIL";
+      return "FAIL" + n;
+    case LawStatus::insufficient:
+      return "INSUF" + n;
     case LawStatus::skipped:
       return "skip";
   }
   return "?";
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string s;
+  for (const std::string& w : words) s += (s.empty() ? "" : ", ") + w;
+  return s;
+}
+
+// "q_len 8, kv_len 4096, head_dim 256, value_dim 72, batch 2, heads 2"
+std::string extents(const Shape& s) {
+  return "q_len " + std::to_string(s.q_len) + ", kv_len " + std::to_string(s.kv_len) + ", head_dim " +
+         std::to_string(s.head_dim) + ", value_dim " + std::to_string(s.value_dim) + ", batch " +
+         std::to_string(s.batch) + ", heads " + std::to_string(s.heads);
+}
+
+// What one implementation's verdict covers: laws passed, cases judged, the
+// largest shapes and the dtypes; the insufficient and skipped laws by name.
+std::string coverage(const ImplementationResult& i) {
+  std::vector<std::string> dtypes, insufficient, skipped;
+  for (DType t : i.judged_dtypes()) dtypes.emplace_back(dtype_name(t));
+  for (const LawResult& l : i.laws) {
+    if (l.insufficient()) insufficient.push_back(l.run.law + " (" + std::to_string(l.run.judged) + ")");
+    if (l.skipped()) skipped.push_back(l.run.law);
+  }
+  std::string s = i.name + ": " + std::to_string(i.count(LawStatus::pass)) + " of " + std::to_string(i.laws.size()) +
+                  " laws passed on " + std::to_string(i.judged()) + " judged cases; largest " + extents(i.largest()) +
+                  "; dtypes " + (dtypes.empty() ? std::string("none") : joined(dtypes));
+  if (!i.accepted_shapes.empty()) s += "; accepts only " + i.accepted_shapes;
+  if (!insufficient.empty())
+    s += "; INSUFFICIENT" + std::string(i.insufficient_fails ? "" : " (allowed)") + ": " + joined(insufficient);
+  if (!skipped.empty()) s += "; skipped: " + joined(skipped);
+  return s;
 }
 
 // Laws in first-seen order over all implementations (a fault may add a
@@ -158,7 +194,8 @@ void print_law_table(const RunReport& report, std::ostream& out) {
     row("expectation held",
         [](const ImplementationResult& i) -> std::string { return i.expectation_held() ? "yes" : "NO"; });
   }
-  out << "PASS: every generated case obeyed the law; FAIL: a case broke it; skip: no case could be judged"
+  out << "PASS n: every one of the n judged cases obeyed the law; FAIL n: a case broke it (the n-th);"
+         " INSUF n: only n judged, fewer than --min-judged; skip: no case could be judged"
          " (the law does not apply, or the calls were unsupported)\n\n";
 }
 
@@ -190,8 +227,9 @@ void print_verdict(const RunReport& report, std::ostream& out) {
       } else {
         std::string laws;
         for (const LawResult& l : i.laws)
-          if (l.failed() || (l.skipped() && !l.skipped_as_not_applicable()))
-            laws += (laws.empty() ? "" : ", ") + l.run.law + (l.failed() ? " failed" : " skipped");
+          if (l.failed() || (i.insufficient_fails && l.insufficient()) || (l.skipped() && !l.skipped_as_not_applicable()))
+            laws += (laws.empty() ? "" : ", ") + l.run.law +
+                    (l.failed() ? " failed" : l.insufficient() ? " judged too few cases" : " skipped");
         broken.push_back(i.name + " (reference): " + laws);
       }
     }
@@ -204,17 +242,20 @@ void print_verdict(const RunReport& report, std::ostream& out) {
     }
     return;
   }
-  int failed_impls = 0, failed_laws = 0;
+  int failed_impls = 0, failed_laws = 0, insufficient_laws = 0;
   for (const ImplementationResult& i : report.implementations) {
     failed_impls += i.failed();
     failed_laws += i.count(LawStatus::fail);
+    if (i.insufficient_fails) insufficient_laws += i.count(LawStatus::insufficient);
+    out << wrap("covered: " + coverage(i), "");
   }
-  if (failed_laws == 0)
+  if (failed_impls == 0)
     out << "verdict: pass (" << report.implementations.size()
-        << " implementation(s); every law passed or was skipped)\n";
+        << " implementation(s); every law passed, or could not apply and was skipped)\n";
   else
-    out << "verdict: FAIL (" << failed_laws << " law failure(s) in " << failed_impls << " of "
-        << report.implementations.size() << " implementation(s))\n";
+    out << "verdict: FAIL (" << failed_laws << " law failure(s)"
+        << (insufficient_laws ? ", " + std::to_string(insufficient_laws) + " law(s) with too few judged cases" : "")
+        << " in " << failed_impls << " of " << report.implementations.size() << " implementation(s))\n";
 }
 
 }  // namespace attncheck

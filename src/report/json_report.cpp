@@ -8,6 +8,7 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   j["law"] = l.run.law;
   j["status"] = std::string(law_status_name(l.run.status));
   j["cases"] = l.run.cases;
+  j["judged"] = l.run.judged;
   if (!l.run.message.empty()) j["message"] = l.run.message;
   if (!l.run.diagnosis.empty()) j["diagnosis"] = l.run.diagnosis;
   if (!l.case_file.empty()) j["case_file"] = l.case_file;
@@ -39,6 +40,19 @@ nlohmann::ordered_json report_to_json(const RunReport& report) {
   nlohmann::ordered_json root;
   root["seed"] = report.seed;
   root["mode"] = report.default_run ? "default" : "check";
+  root["profile"] = report.profile;
+  // What was drawn and judged: dtypes and the largest extents over every implementation.
+  {
+    Shape m{0, 0, 0, 0, 0, 0};
+    std::vector<std::string> dtypes;
+    for (const ImplementationResult& i : report.implementations) {
+      m = largest_extents(m, i.largest());
+      for (DType t : i.judged_dtypes())
+        if (std::find(dtypes.begin(), dtypes.end(), dtype_name(t)) == dtypes.end()) dtypes.emplace_back(dtype_name(t));
+    }
+    root["shapes"] = {{"dtypes", dtypes}, {"q_len", m.q_len},   {"kv_len", m.kv_len}, {"head_dim", m.head_dim},
+                      {"value_dim", m.value_dim}, {"batch", m.batch}, {"heads", m.heads}};
+  }
   if (report.default_run) root["expectations_held"] = report.expectations_held();
   nlohmann::ordered_json impls = nlohmann::ordered_json::array();
   for (const ImplementationResult& i : report.implementations) {
@@ -50,6 +64,8 @@ nlohmann::ordered_json report_to_json(const RunReport& report) {
     for (DType t : i.dtypes) dtypes.push_back(std::string(dtype_name(t)));
     j["dtypes"] = dtypes;
     if (!i.notes.empty()) j["notes"] = i.notes;
+    if (!i.accepted_shapes.empty()) j["accepted_shapes"] = i.accepted_shapes;
+    j["judged"] = i.judged();
     j["seconds"] = i.seconds;
     if (report.default_run) {
       j["expectation"] = expectation_name(i.expectation);

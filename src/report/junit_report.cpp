@@ -38,14 +38,25 @@ struct Rendered {
   std::string system_out;
 };
 
-Rendered render(const ImplementationResult& impl, const LawResult& l) {
+Rendered render_verdict(const ImplementationResult& impl, const LawResult& l) {
   if (impl.expectation == Expectation::must_be_caught && l.failed())
     return {"pass", "", "", "caught, as expected of a zoo member: " + failure_body(l)};
   if (impl.expectation == Expectation::must_pass && l.skipped() && !l.skipped_as_not_applicable())
     return {"fail", "a reference must pass every law that applies; skipped: " + l.run.message, "", ""};
   if (l.failed()) return {"fail", l.run.message, failure_body(l), ""};
+  if (l.insufficient() && impl.insufficient_fails) return {"fail", "insufficient: " + l.run.message, "", ""};
+  if (l.insufficient()) return {"skipped", "insufficient (allowed): " + l.run.message, "", ""};
   if (l.skipped()) return {"skipped", l.run.message, "", ""};
   return {"pass", "", "", ""};
+}
+
+// Every testcase says how many cases its verdict rests on.
+Rendered render(const ImplementationResult& impl, const LawResult& l) {
+  Rendered r = render_verdict(impl, l);
+  const std::string count = "judged " + std::to_string(l.run.judged) + " of " + std::to_string(l.run.cases) +
+                            " drawn cases\n";
+  r.system_out = count + r.system_out;
+  return r;
 }
 
 }  // namespace
@@ -119,7 +130,8 @@ std::string report_to_junit(const RunReport& report) {
       cases << ">\n";
       if (o == "fail") {
         ++failures;
-        cases << "      <failure message=\"" << xml_escape(r.message) << "\" type=\"law_failed\">"
+        cases << "      <failure message=\"" << xml_escape(r.message) << "\" type=\""
+              << (l.insufficient() ? "insufficient" : "law_failed") << "\">"
               << xml_escape(r.body.empty() ? r.message : r.body, false) << "</failure>\n";
       } else if (o == "skipped") {
         ++skipped;
@@ -131,7 +143,7 @@ std::string report_to_junit(const RunReport& report) {
     if (impl.expectation == Expectation::must_be_caught) {
       ++tests;
       cases << "    <testcase name=\"caught_by_a_law\" classname=\"" << cls << "\"";
-      if (impl.failed()) {
+      if (impl.count(LawStatus::fail) > 0) {
         cases << "/>\n";
       } else {
         ++failures;

@@ -1,5 +1,6 @@
 #include "report/run_report.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -13,8 +14,31 @@ bool LawResult::skipped_as_not_applicable() const {
 
 bool ImplementationResult::failed() const {
   for (const LawResult& l : laws)
-    if (l.failed()) return true;
+    if (l.failed() || (insufficient_fails && l.insufficient())) return true;
   return false;
+}
+
+int ImplementationResult::judged() const {
+  int n = 0;
+  for (const LawResult& l : laws) n += l.run.judged;
+  return n;
+}
+
+Shape ImplementationResult::largest() const {
+  Shape m{0, 0, 0, 0, 0, 0};
+  for (const LawResult& l : laws) m = largest_extents(m, l.run.largest);
+  return m;
+}
+
+std::vector<DType> ImplementationResult::judged_dtypes() const {
+  std::vector<DType> out;
+  for (DType t : dtypes)  // in the requested order
+    for (const LawResult& l : laws)
+      if (std::find(l.run.dtypes.begin(), l.run.dtypes.end(), t) != l.run.dtypes.end()) {
+        out.push_back(t);
+        break;
+      }
+  return out;
 }
 
 int ImplementationResult::count(LawStatus s) const {
@@ -27,11 +51,12 @@ bool ImplementationResult::expectation_held() const {
   switch (expectation) {
     case Expectation::none:
       return true;
-    case Expectation::must_be_caught:
-      return failed();
+    case Expectation::must_be_caught:  // by a law that failed, not by too few cases
+      return count(LawStatus::fail) > 0;
     case Expectation::must_pass:
       for (const LawResult& l : laws)
-        if (l.failed() || (l.skipped() && !l.skipped_as_not_applicable())) return false;
+        if (l.failed() || (insufficient_fails && l.insufficient()) || (l.skipped() && !l.skipped_as_not_applicable()))
+          return false;
       return true;
   }
   return false;

@@ -25,6 +25,7 @@ struct LawResult {
 
   bool failed() const { return run.status == LawStatus::fail; }
   bool skipped() const { return run.status == LawStatus::skipped; }
+  bool insufficient() const { return run.status == LawStatus::insufficient; }
   // Skipped because the law said nothing about any generated case (as
   // opposed to every call being unsupported, or every call faulting).
   bool skipped_as_not_applicable() const;
@@ -45,9 +46,17 @@ struct ImplementationResult {
   std::vector<LawResult> laws;     // in all_laws() order
   Expectation expectation = Expectation::none;
   double seconds = 0;  // wall time of all its laws
+  // An insufficient law fails the implementation (--allow-insufficient: it does not).
+  bool insufficient_fails = true;
+  // What the probe learned about the shapes it accepts ("head_dim in {128}; q_len 1 only"); empty: anything.
+  std::string accepted_shapes;
 
-  bool failed() const;  // any law failed: the JSON verdict "fail"
+  bool failed() const;  // a law failed, or one was insufficient (unless allowed): the JSON verdict "fail"
   int count(LawStatus s) const;
+  int judged() const;  // cases judged over all laws
+  // The largest extents judged over all laws, and the dtypes judged.
+  Shape largest() const;
+  std::vector<DType> judged_dtypes() const;
   bool expectation_held() const;  // always true for Expectation::none
   // The failure that best explains the fault to a reader: one with a
   // diagnosis first, then a semantic law before a process law; nullptr if none.
@@ -56,6 +65,7 @@ struct ImplementationResult {
 
 struct RunReport {
   uint64_t seed = 0;
+  std::string profile = "small";  // the shape profile the cases were drawn from (--profile)
   bool default_run = false;  // the embedded default: expectations, not verdicts, decide the exit status
   std::vector<ImplementationResult> implementations;
 

@@ -1,0 +1,33 @@
+// The command line's shape flags (--profile, --head-dim, --q-len, --kv-len,
+// --batch, --heads) turned into GenOptions, validated once for every command
+// that draws cases, and written back into printed command lines.
+//
+// Example usage:
+//   ShapeFlags f;  f.profile = "decode";  f.kv_len = "1024..4096";
+//   std::string error;
+//   std::optional<GenOptions> g = shape_options(f, error);  // nullopt: error says why
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "problem/gen_options.h"
+
+namespace attncheck {
+
+struct ShapeFlags {
+  std::string profile = "default";  // --profile NAME (problem/profiles.h)
+  std::string head_dims;            // --head-dim 64,128
+  std::string q_len, kv_len;        // --q-len A..B or N
+  std::string batch, heads;         // --batch N or A..B, --heads likewise
+};
+
+// The profile's options narrowed by the flags; nullopt with `error` naming the
+// flag and what is wrong.
+std::optional<GenOptions> shape_options(const ShapeFlags& flags, std::string& error);
+
+// " --profile decode --kv-len 1024..4096" for the flags that differ from the
+// defaults (empty when none), for printed command lines.
+std::string shape_flags_text(const ShapeFlags& flags);
+
+}  // namespace attncheck
