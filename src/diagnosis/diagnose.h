@@ -20,7 +20,10 @@ namespace attncheck {
 // logits, more heads and batches). A model matches when the output agrees
 // with the model within the model's bound on every element the model judges,
 // those include every element where the output breaks the correct oracle's
-// bound, and the correct oracle does not match. Returns
+// bound, and the correct oracle does not match. A model that cannot show on
+// a problem predicts correct attention there: a wrong output on the failing
+// case or any derived problem it does not apply to rules it out, so a model
+// is named only when it explains the failing case itself. Returns
 // "behaves like: <model>" (plus the derived problem it was seen on), or ""
 // when no model matches. A correct implementation never gets a diagnosis.
 std::string diagnose(Implementation& impl, const Problem& failing);
