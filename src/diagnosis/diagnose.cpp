@@ -6,6 +6,7 @@
 #include <random>
 
 #include "diagnosis/fault_models.h"
+#include "diagnosis/measurements.h"
 #include "oracle/oracle.h"
 
 namespace attncheck {
@@ -202,7 +203,8 @@ std::string diagnose(Implementation& impl, const Problem& failing) {
     if (!first_seen[m].empty()) r += " (seen " + first_seen[m] + ")";
     return r;
   }
-  return "";
+  // No model explains it: say in numbers what the outputs show.
+  return measure(impl, failing);
 }
 
 }  // namespace attncheck

@@ -5,6 +5,7 @@
 // Example usage:
 //   const std::string d = diagnose(impl, *report.counterexample);
 //   if (!d.empty()) std::printf("%s\n", d.c_str());  // "behaves like: attention without the 1/sqrt(d) scale"
+//                                                     // or "measured: weights sum to 0.73 (...)"
 #pragma once
 
 #include <string>
@@ -24,8 +25,11 @@ namespace attncheck {
 // a problem predicts correct attention there: a wrong output on the failing
 // case or any derived problem it does not apply to rules it out, so a model
 // is named only when it explains the failing case itself. Returns
-// "behaves like: <model>" (plus the derived problem it was seen on), or ""
-// when no model matches. A correct implementation never gets a diagnosis.
+// "behaves like: <model>" (plus the derived problem it was seen on); when no
+// model matches, what the implementation's outputs measure
+// ("measured: behaves like 0.693 times the requested scale; ...", see
+// diagnosis/measurements.h), or "" when nothing informative was seen.
+// A correct implementation never gets a diagnosis.
 std::string diagnose(Implementation& impl, const Problem& failing);
 
 }  // namespace attncheck

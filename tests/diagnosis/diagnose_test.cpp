@@ -28,6 +28,7 @@ TEST(Diagnose, ModelThatDoesNotApplyToTheFailingCaseIsNotNamed) {
   FaultyAttention impl({.scale_factor = 0.693, .nan_for_empty_rows = true});
   const std::string d = diagnose(impl, unmasked_case());
   EXPECT_EQ(d.find(kNanModel), std::string::npos) << d;
+  EXPECT_NE(d.find("0.693 times the requested scale"), std::string::npos) << d;
 }
 
 TEST(Diagnose, NanForEmptyRowsStillNamedWhereItExplainsTheCase) {
