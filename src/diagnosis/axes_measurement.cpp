@@ -71,9 +71,12 @@ std::vector<std::string> measure_axes(Implementation& impl, const Problem& faili
   };
 
   {
-    std::vector<std::string> present{std::string(dtype_name(failing.dtype))}, absent;
+    std::vector<std::string> present, absent;  // in ABI order, the failing dtype among them
     for (DType t : every_dtype()) {
-      if (t == failing.dtype) continue;
+      if (t == failing.dtype) {
+        present.push_back(std::string(dtype_name(t)));
+        continue;
+      }
       Problem p = failing;
       p.dtype = t;
       round_tensors(p);
