@@ -24,6 +24,7 @@ struct Faults {
   int64_t only_head_dim = 0;      // > 0: the faults above apply only at this head_dim
   std::optional<DType> only_dtype = {};  // the faults above apply only in this dtype
   bool nan_for_empty_rows = false;  // rows that see no key get NaN instead of zeros
+  double masked_logit = 0;          // < 0: keys the mask hides get this logit instead of being left out
   std::vector<DType> unsupported = {};   // dtypes answered UNSUPPORTED
 };
 
@@ -58,14 +59,23 @@ class FaultyAttention final : public Implementation {
     const bool faulty = (f_.only_head_dim == 0 || s.head_dim == f_.only_head_dim) &&
                         (!f_.only_dtype || *f_.only_dtype == p.dtype);
     const int bits = faulty ? f_.accumulate_bits : 0;
+    const auto masked_logit = [&] { return faulty ? f_.masked_logit : 0.0; };
     const T scale = static_cast<T>(p.effective_scale() * (faulty ? f_.scale_factor : 1));
     std::vector<double> out(s.out_size(), 0.0);
     std::vector<T> w(s.kv_len);
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
       for (int64_t i = 0; i < s.q_len; ++i) {
         T top = -std::numeric_limits<T>::infinity();
+        // Keys the kernel lets into the softmax: the visible ones, and with
+        // masked_logit < 0 also those only the mask hides (at that logit).
+        const auto enters = [&](int64_t j) { return p.visible(bh, i, j) || (masked_logit() < 0 && p.causal_allows(i, j)); };
         for (int64_t j = 0; j < s.kv_len; ++j) {
-          if (!p.visible(bh, i, j)) continue;
+          if (!enters(j)) continue;
+          if (!p.visible(bh, i, j)) {
+            w[j] = static_cast<T>(masked_logit());
+            top = std::max(top, w[j]);
+            continue;
+          }
           T dot = 0;
           for (int64_t d = 0; d < s.head_dim; ++d)
             dot += static_cast<T>(p.q[p.q_at(bh, i, d)]) * static_cast<T>(p.k[p.k_at(bh, j, d)]);
@@ -80,7 +90,7 @@ class FaultyAttention final : public Implementation {
         }
         T sum = 0;
         for (int64_t j = 0; j < s.kv_len; ++j) {
-          w[j] = p.visible(bh, i, j) ? std::exp(w[j] - top) : T(0);
+          w[j] = enters(j) ? std::exp(w[j] - top) : T(0);
           sum = rounded<T>(sum + w[j], bits);
         }
         const T denominator = sum * static_cast<T>(1 + (faulty ? f_.denominator_extra : 0));

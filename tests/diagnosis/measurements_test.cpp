@@ -91,6 +91,17 @@ TEST(Measure, OnlyOneDtype) {
   EXPECT_NE(d.find("wrong only in f16 (right in f32, f64, bf16)"), std::string::npos) << d;
 }
 
+TEST(Measure, OnlyWithTheMask) {
+  // Masked keys at logit -1 instead of left out: none of the probes has a
+  // mask, only the failing case does.
+  FaultyAttention impl({.masked_logit = -1});
+  Problem p = failing_case();
+  p.mask.assign(p.shape.mask_size(), 1);
+  p.mask[p.mask_at(0, 0, 2)] = p.mask[p.mask_at(0, 1, 5)] = 0;
+  const std::string d = shown(diagnose(impl, p));
+  EXPECT_EQ(d, "measured: wrong only with the mask (right without it)");
+}
+
 TEST(Measure, UnsupportedVariantsAreSkipped) {
   FaultyAttention impl({.scale_factor = 0.693, .only_dtype = DType::f16, .unsupported = {DType::f64, DType::bf16}});
   const std::string d = shown(diagnose(impl, failing_case(DType::f16)));
