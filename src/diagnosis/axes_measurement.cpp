@@ -88,9 +88,9 @@ std::vector<std::string> measure_axes(Implementation& impl, const Problem& faili
   }
 
   {
-    std::vector<int64_t> dims{16, 64, 128};
-    if (std::find(dims.begin(), dims.end(), failing.shape.head_dim) == dims.end()) dims.push_back(failing.shape.head_dim);
+    std::vector<int64_t> dims{16, 64, 128, failing.shape.head_dim};
     std::sort(dims.begin(), dims.end());
+    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
     std::vector<std::string> present, absent;
     bool own_present = false;
     for (int64_t d : dims) {

@@ -39,8 +39,11 @@ std::vector<Row> judged_rows(const Problem& p, const ProbeRun& r) {
     }
     if (!judged) continue;
     double top = -INFINITY, top_abs = 0;
-    for (long double s : row_logits(p, 0, i))
-      if (std::isfinite(s)) top = std::max(top, static_cast<double>(s)), top_abs = std::max(top_abs, std::abs(static_cast<double>(s)));
+    for (long double s : row_logits(p, 0, i)) {
+      if (!std::isfinite(s)) continue;
+      top = std::max(top, static_cast<double>(s));
+      top_abs = std::max(top_abs, std::abs(static_cast<double>(s)));
+    }
     rows.push_back({top, top_abs, wrong});
   }
   return rows;

@@ -68,7 +68,9 @@ class FaultyAttention final : public Implementation {
         T top = -std::numeric_limits<T>::infinity();
         // Keys the kernel lets into the softmax: the visible ones, and with
         // masked_logit < 0 also those only the mask hides (at that logit).
-        const auto enters = [&](int64_t j) { return p.visible(bh, i, j) || (masked_logit() < 0 && p.causal_allows(i, j)); };
+        const auto enters = [&](int64_t j) {
+          return p.visible(bh, i, j) || (masked_logit() < 0 && p.causal_allows(i, j));
+        };
         for (int64_t j = 0; j < s.kv_len; ++j) {
           if (!enters(j)) continue;
           if (!p.visible(bh, i, j)) {
