@@ -6,6 +6,7 @@
 #include <random>
 
 #include "diagnosis/fault_models.h"
+#include "diagnosis/measurements.h"
 #include "oracle/oracle.h"
 
 namespace attncheck {
@@ -181,7 +182,14 @@ std::string diagnose(Implementation& impl, const Problem& failing) {
     for (std::size_t m = 0; m < models.size(); ++m) {
       if (contradicted[m]) continue;
       const std::optional<Prediction> pr = models[m].predict(d.p);
-      if (!pr) continue;
+      // A model that cannot show on this problem predicts correct attention
+      // here, so a wrong output contradicts it. Without this, a model that
+      // applies only to derived problems (NaN for rows with no visible key,
+      // on "with a mask") was named for failures it does not explain.
+      if (!pr) {
+        if (!correct_here) contradicted[m] = 1;
+        continue;
+      }
       if (!explains(*pr, o.out, wrong)) { contradicted[m] = 1; continue; }
       if (!correct_here && explained[m]++ == 0) first_seen[m] = d.how;
     }
@@ -195,7 +203,8 @@ std::string diagnose(Implementation& impl, const Problem& failing) {
     if (!first_seen[m].empty()) r += " (seen " + first_seen[m] + ")";
     return r;
   }
-  return "";
+  // No model explains it: say in numbers what the outputs show.
+  return measure(impl, failing);
 }
 
 }  // namespace attncheck

@@ -5,6 +5,7 @@
 // Example usage:
 //   const std::string d = diagnose(impl, *report.counterexample);
 //   if (!d.empty()) std::printf("%s\n", d.c_str());  // "behaves like: attention without the 1/sqrt(d) scale"
+//                                                     // or "measured: weights sum to 0.73 (...)"
 #pragma once
 
 #include <string>
@@ -20,9 +21,15 @@ namespace attncheck {
 // logits, more heads and batches). A model matches when the output agrees
 // with the model within the model's bound on every element the model judges,
 // those include every element where the output breaks the correct oracle's
-// bound, and the correct oracle does not match. Returns
-// "behaves like: <model>" (plus the derived problem it was seen on), or ""
-// when no model matches. A correct implementation never gets a diagnosis.
+// bound, and the correct oracle does not match. A model that cannot show on
+// a problem predicts correct attention there: a wrong output on the failing
+// case or any derived problem it does not apply to rules it out, so a model
+// is named only when it explains the failing case itself. Returns
+// "behaves like: <model>" (plus the derived problem it was seen on); when no
+// model matches, what the implementation's outputs measure
+// ("measured: behaves like 0.693 times the requested scale; ...", see
+// diagnosis/measurements.h), or "" when nothing informative was seen.
+// A correct implementation never gets a diagnosis.
 std::string diagnose(Implementation& impl, const Problem& failing);
 
 }  // namespace attncheck
