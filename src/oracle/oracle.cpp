@@ -167,23 +167,32 @@ void oracle_row(const Problem& p, int64_t bh, int64_t i, RowScratch& r, OracleRe
   const double acc_or = 2 * gamma(2 * nn + 1, orc.u) + orc.u;  // the oracle divides by its sum: no lse
   const double store = std::numeric_limits<double>::epsilon() / 2;  // exact rounded to double
   // Weights that may be stored below the 16-bit format's smallest normal
-  // (docs/tolerance.md section 7): the lowest value the computed weight may
-  // take, p_j - shift_j, is below it. The weight stored for key j is p_j, or
-  // w'_j = exp(s_j - m') >= p_j against a running max m' <= m that is later
-  // rescaled by exp(m' - m) / L <= 1. Stored below the smallest normal it is
-  // off by at most half a subnormal step (rounded) or by itself, at most the
-  // smallest normal (flushed to zero); after the rescaling either is at most
-  // max(min(p_j + shift_j, min_normal), min_subnormal / 2) in the output's
-  // weight. That is the absolute allowance d_j; 0 for keys whose weight stays
-  // normal (the relative terms cover those).
+  // (docs/tolerance.md section 7). Two ways of storing them are correct:
+  //  - the normalised weight p^_j, rounded to nearest: below the smallest
+  //    normal it is off by at most half a subnormal step (gradual underflow);
+  //  - the unnormalised w'_j = exp(s_j - m') against a running max m' <= m
+  //    (FlashAttention), later rescaled by exp(m' - m) / L: below the smallest
+  //    normal it is off by half a subnormal step, or by itself when flushed
+  //    to zero, and after the rescaling by at most min(p_j, min_normal / L).
+  //    w'_j >= w_j = p_j L, so this needs w_j below the smallest normal.
+  // (Flushing normalised weights is not correct: a row of 2^14 + 1 equal
+  // logits would come out zero.) d_j is the larger of the two allowances,
+  // with p_j taken at its lowest (p_j - shift_j) to decide whether a weight
+  // may be subnormal and at its highest (p_j + shift_j) for what it may lose;
+  // 0 for keys whose weight stays normal (the relative terms cover those).
   std::vector<double> d16(n, 0.0);
   bool any_below = false;
-  if (dt.weight_floor > 0)
-    for (int64_t t = 0; t < n; ++t)
-      if (r.p[t] - shift_dt[t] < dt.weight_floor) {
-        d16[t] = std::max(std::min(r.p[t] + shift_dt[t], dt.weight_floor), dt.weight_step);
-        any_below = true;
-      }
+  if (dt.weight_floor > 0) {
+    const double L = static_cast<double>(total);  // >= 1: the max key's w is 1
+    for (int64_t t = 0; t < n; ++t) {
+      const double lo = r.p[t] - shift_dt[t], hi = r.p[t] + shift_dt[t];
+      double d = 0;
+      if (lo < dt.weight_floor) d = dt.weight_step;
+      if (lo * L < dt.weight_floor) d = std::max(d, std::min(hi, dt.weight_floor / L));
+      d16[t] = d;
+      any_below |= d > 0;
+    }
+  }
   for (int64_t c = 0; c < sh.value_dim; ++c) {
     H out = 0;
     for (int64_t t = 0; t < n; ++t) out += w[t] * static_cast<H>(p.v[p.v_at(bh, r.keys[t], c)]);
