@@ -1,26 +1,95 @@
 // Validates the oracle's error bound (docs/tolerance.md) and prints the figures:
 //  (a) the correct built-ins never exceed the bound over N random cases
-//      (every dtype, every value family, plus long rows of kv_len 4096);
-//  (b) an output off by a relative 1e-6 is flagged in f64;
-//  (c) the typical (median) and worst ratio error/bound per built-in and dtype.
+//      (every dtype, every value family), on long rows of kv_len 4096 (f32,
+//      f64), and on decode-shaped rows (q_len 1..8, kv_len 4096..16384,
+//      head_dim and value_dim up to 256, every dtype);
+//  (b) an output off by a relative 1e-6 is flagged in f64 (random and decode cases);
+//  (c) the typical (median) and worst ratio error/bound per built-in and dtype;
+//  (d) a faulty implementation that accumulates in the 16-bit format itself
+//      (`acc16`, below) is flagged on long f16/bf16 decode rows.
 //
-// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--seed S]
+// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--seed S]
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include "impls/in_process.h"
+#include "impls/typed_call.h"
 #include "oracle/oracle.h"
 #include "problem/generators.h"
 
 using namespace attncheck;
 
 namespace {
+
+// `acc16`: a FlashAttention-2 style streaming softmax (tiles of 32 keys,
+// running max, f32 logits, exp and row sum) whose P.V accumulator is rounded to
+// the 16-bit format after every addition, as a matrix unit with a 16-bit
+// accumulator computes it: the fault of accumulating in f16/bf16 where the ABI
+// computes and accumulates those formats in f32. Over long rows every term
+// below half an ulp of the accumulator is lost.
+template <class Half>
+void acc16_kernel(const TypedCall<float>& c) {
+  constexpr int64_t kTile = 32;
+  const float scale = c.abi_scale();
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  const auto narrow = [](float x) { return static_cast<float>(Half(x)); };
+  std::vector<float> s(kTile), acc(c.value_dim);
+  for (int64_t bh = 0; bh < c.heads_total(); ++bh)
+    for (int64_t i = 0; i < c.q_len; ++i) {
+      const float* q = c.q_head(bh) + i * c.head_dim;
+      float m = minus_inf, l = 0;
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t j0 = 0; j0 < c.kv_len; j0 += kTile) {
+        const int64_t keys = std::min(kTile, c.kv_len - j0);
+        float tile_max = minus_inf;
+        for (int64_t jj = 0; jj < keys; ++jj) {
+          const float* k = c.k_head(bh) + (j0 + jj) * c.head_dim;
+          float dot = 0;
+          for (int64_t d = 0; d < c.head_dim; ++d) dot += q[d] * k[d];
+          s[jj] = visible(c, bh, i, j0 + jj) ? dot * scale : minus_inf;
+          tile_max = std::max(tile_max, s[jj]);
+        }
+        const float new_max = std::max(m, tile_max);
+        if (new_max == minus_inf) continue;
+        const float alpha = std::exp(m - new_max);
+        l *= alpha;
+        for (int64_t jj = 0; jj < keys; ++jj) {
+          s[jj] = std::exp(s[jj] - new_max);
+          l += s[jj];
+        }
+        m = new_max;
+        for (int64_t col = 0; col < c.value_dim; ++col) {
+          float a = narrow(acc[col] * alpha);
+          for (int64_t jj = 0; jj < keys; ++jj) a = narrow(a + s[jj] * c.v_head(bh)[(j0 + jj) * c.value_dim + col]);
+          acc[col] = a;
+        }
+      }
+      float* out = c.out_head(bh) + i * c.value_dim;
+      for (int64_t col = 0; col < c.value_dim; ++col) out[col] = l > 0 ? acc[col] / l : 0.0f;
+    }
+}
+
+int acc16_forward(const attncheck_call* call, char* err, size_t err_len) {
+  if (!call || (call->dtype != ATTNCHECK_F16 && call->dtype != ATTNCHECK_BF16))
+    return report(err, err_len, ATTNCHECK_UNSUPPORTED, "16-bit formats only");
+  const bool f16 = call->dtype == ATTNCHECK_F16;
+  return dispatch(call, err, err_len, [f16](const auto& c) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, TypedCall<float>>) {
+      if (f16) acc16_kernel<Eigen::half>(c);
+      else acc16_kernel<Eigen::bfloat16>(c);
+    }
+  });
+}
 
 struct Tally {
   std::vector<double> ratios;  // worst error/bound of each case (elements with a finite, positive bound)
@@ -54,17 +123,55 @@ void print(const std::map<std::string, Tally>& tallies) {
   }
 }
 
+// (b): the exact f64 output off by a relative 1e-6. Detectable only where the
+// output is not a cancellation far below the size of its terms: |out| 1e-6
+// must exceed what rounding the terms may cost. Counts those cases, and the
+// others apart.
+struct OffsetTally {
+  long flagged = 0, detectable = 0, cancelling = 0;
+  void add(const Problem& p, const OracleResult& o) {
+    std::vector<double> off = o.exact;
+    bool any = false, can = false;
+    for (size_t k = 0; k < off.size(); ++k)
+      if (off[k] != 0 && std::isfinite(o.bound[k])) {
+        can |= std::abs(off[k]) * 1e-6 > o.bound[k];
+        off[k] *= 1 + 1e-6;
+        any = true;
+      }
+    if (any && can) { ++detectable; flagged += !compare_to_oracle(p, o, off).ok; }
+    else if (any) ++cancelling;
+  }
+};
+
+int usage(const char* argv0, int rc) {
+  std::fprintf(rc ? stderr : stdout,
+               "usage: %s [--cases N] [--long-rows N] [--decode N] [--seed S]\n"
+               "  --cases N      random cases, every dtype and value family (default 100000)\n"
+               "  --long-rows N  f32/f64 rows of kv_len 4096 (default 200)\n"
+               "  --decode N     decode-shaped cases: q_len 1..8, kv_len 4096..16384, head_dim and value_dim\n"
+               "                 up to 256, every dtype; and (N+3)/4 long f16/bf16 rows for the faulty acc16 (default 0)\n"
+               "  --seed S       (default 20261130)\n"
+               "Exit 0 when no correct built-in exceeds its bound, every detectable 1e-6 f64 fault is\n"
+               "flagged and acc16 is flagged on every decode case where its fault shows.\n",
+               argv0);
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  long cases = 100000, long_rows = 200;
+  long cases = 100000, long_rows = 200, decode = 0;
   uint64_t seed = 20261130;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--cases")) cases = std::atol(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--long-rows")) long_rows = std::atol(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else { std::fprintf(stderr, "usage: %s [--cases N] [--long-rows N] [--seed S]\n", argv[0]); return 2; }
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(argv[0], 0);
+    if (i + 1 >= argc) return usage(argv[0], 2);
+    if (!std::strcmp(argv[i], "--cases")) cases = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--long-rows")) long_rows = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--decode")) decode = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
+    else return usage(argv[0], 2);
   }
+  const auto start = std::chrono::steady_clock::now();
   const char* names[] = {"reference", "naive", "online"};
   std::vector<std::unique_ptr<Implementation>> impls;
   for (const char* n : names) impls.push_back(make_builtin(n));
@@ -72,7 +179,7 @@ int main(int argc, char** argv) {
   GenOptions g;
   g.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
   std::map<std::string, Tally> tallies;
-  long flagged = 0, offset_cases = 0, cancelling = 0;
+  OffsetTally offset, decode_offset;
   for (long c = 0; c < cases; ++c) {
     const Problem p = sample_problem(g, seed + c, static_cast<int>(c % 101));
     const OracleResult o = oracle(p);
@@ -81,21 +188,7 @@ int main(int argc, char** argv) {
       if (out.status != CallStatus::ok) { std::fprintf(stderr, "%s: %s\n", impl->name().c_str(), out.message.c_str()); return 1; }
       record(tallies, impl->name() + "/" + std::string(dtype_name(p.dtype)), worst_ratio(p, o, out.out));
     }
-    if (p.dtype == DType::f64) {  // (b): the exact output off by a relative 1e-6
-      // Detectable only where the output is not a cancellation far below the
-      // size of its terms: |out| 1e-6 must exceed what rounding the terms may
-      // cost. Count those cases, and the others apart.
-      std::vector<double> off = o.exact;
-      bool any = false, detectable = false;
-      for (size_t k = 0; k < off.size(); ++k)
-        if (off[k] != 0 && std::isfinite(o.bound[k])) {
-          detectable |= std::abs(off[k]) * 1e-6 > o.bound[k];
-          off[k] *= 1 + 1e-6;
-          any = true;
-        }
-      if (any && detectable) { ++offset_cases; flagged += !compare_to_oracle(p, o, off).ok; }
-      else if (any) ++cancelling;
-    }
+    if (p.dtype == DType::f64) offset.add(p, o);
   }
   // Long rows: kv_len 4096 accumulated in plain float (and double).
   GenOptions lg;
@@ -114,14 +207,78 @@ int main(int argc, char** argv) {
       record(tallies, impl->name() + "/" + std::string(dtype_name(p.dtype)) + "/4096", worst_ratio(p, o, out.out));
     }
   }
-  std::printf("bound validation: %ld random cases (seed %llu), %ld rows of kv_len 4096\n", cases,
-              static_cast<unsigned long long>(seed), long_rows);
+  // Decode rows: a few queries against a long cache, every dtype, wide heads.
+  // Gaussian and small-integer values (ordinary rows, where 16-bit accumulation
+  // is what goes wrong) and huge logits (near one-hot rows whose small weights
+  // sit below the 16-bit formats' smallest normal).
+  GenOptions dg;
+  dg.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
+  dg.max_batch = dg.max_heads = 1;
+  dg.max_q_len = 8;
+  dg.min_kv_len = 4096;
+  dg.max_kv_len = 16384;
+  dg.max_head_dim = dg.max_value_dim = 256;
+  dg.families = kGaussian | kSmallInts | kHugeLogits;
+  InProcessImplementation acc16("acc16", acc16_forward);
+  std::map<std::string, long> acc16_flagged, acc16_cases;
+  std::map<std::string, double> acc16_least;  // the smallest worst ratio among flagged cases
+  for (long c = 0; c < decode; ++c) {
+    const Problem p = sample_problem(dg, seed * 13 + c, 100);
+    const OracleResult o = oracle(p);
+    const std::string dt(dtype_name(p.dtype));
+    for (auto& impl : impls) {
+      const Outcome out = impl->run(p);
+      if (out.status != CallStatus::ok) { std::fprintf(stderr, "%s: %s\n", impl->name().c_str(), out.message.c_str()); return 1; }
+      record(tallies, impl->name() + "/" + dt + "/decode", worst_ratio(p, o, out.out));
+    }
+    if (p.dtype == DType::f64) decode_offset.add(p, o);
+  }
+  // (d) acc16 on long 16-bit rows where accumulating in 16 bits must show: no
+  // mask or causal rule (every key seen), Gaussian q and k at the default
+  // scale (no near one-hot rows, where nothing is accumulated), values N(2, 1)
+  // (outputs near 2, so an error in the sum is not hidden under a cancelling
+  // numerator's allowance gamma(2n + 1) sum_j p_j |v_j|). One for every four
+  // decode cases.
+  GenOptions ag = dg;
+  ag.dtypes = {DType::f16, DType::bf16};
+  ag.mask = ag.causal = false;
+  ag.explicit_scale = false;  // default 1/sqrt(D): logits of unit size, every key counts
+  ag.families = kGaussian;
+  for (long c = 0; c < (decode + 3) / 4; ++c) {
+    Problem p = sample_problem(ag, seed * 17 + c, 100);
+    for (double& x : p.v) x = round_to(p.dtype, x + 2);
+    const OracleResult o = oracle(p);
+    const std::string dt(dtype_name(p.dtype));
+    const Outcome out = acc16.run(p);
+    ++acc16_cases[dt];
+    const Comparison cmp = compare_to_oracle(p, o, out.out);
+    if (out.status == CallStatus::ok && !cmp.ok) {
+      ++acc16_flagged[dt];
+      acc16_least[dt] = std::min(acc16_least.count(dt) ? acc16_least[dt] : INFINITY, cmp.worst_ratio);
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("bound validation: %ld random cases (seed %llu), %ld rows of kv_len 4096, %ld decode cases"
+              " (q_len 1..8, kv_len 4096..16384, head_dim/value_dim up to 256); %.0f s\n",
+              cases, static_cast<unsigned long long>(seed), long_rows, decode, seconds);
   print(tallies);
   std::printf("(b) f64 outputs off by a relative 1e-6: flagged in %ld of %ld cases; in %ld more cases the bound"
               " itself exceeds 1e-6 of every output (ill-conditioned rows: outputs that cancel far below their terms, or"
               " logits so large that rounding them may legitimately move the weights)\n",
-              flagged, offset_cases, cancelling);
+              offset.flagged, offset.detectable, offset.cancelling);
+  if (decode > 0)
+    std::printf("(b) on decode rows: flagged in %ld of %ld f64 cases (%ld more ill-conditioned)\n", decode_offset.flagged,
+                decode_offset.detectable, decode_offset.cancelling);
+  bool acc16_ok = true;
+  for (const auto& [dt, n] : acc16_cases) {
+    std::printf("(d) acc16 (accumulating in %s) flagged in %ld of %ld long %s rows (the least flagged at %.3gx the bound)\n",
+                dt.c_str(), acc16_flagged[dt], n, dt.c_str(), acc16_least[dt]);
+    acc16_ok &= acc16_flagged[dt] == n;
+  }
   long total_violations = 0;
   for (auto& [k, t] : tallies) total_violations += t.violations;
-  return total_violations == 0 && flagged == offset_cases ? 0 : 1;
+  return total_violations == 0 && offset.flagged == offset.detectable && decode_offset.flagged == decode_offset.detectable &&
+                 acc16_ok
+             ? 0
+             : 1;
 }

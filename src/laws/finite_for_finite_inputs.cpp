@@ -5,8 +5,10 @@
 // Catches: exp of unshifted logits overflowing (no max subtraction) and the
 // inf / inf or 0 / 0 that follows; -inf - (-inf) for rows whose first tiles are
 // all masked (streaming softmax); an intermediate kept in a narrower type than
-// the arithmetic allows (logits or sums overflowing f16 storage); division by
-// a zero sum for rows whose weights all underflow.
+// the arithmetic allows (f16/bf16 are computed and accumulated in f32, so a
+// softmax sum or P.V accumulator kept in 16 bits that overflows, e.g. f16
+// values summing past 65504); division by a zero sum for rows whose weights
+// all underflow.
 // Cannot catch: finite but wrong outputs (matches_oracle), or what a row
 // outside the representable domain returns (nothing is promised there).
 #include <cmath>

@@ -25,18 +25,22 @@ struct Arithmetic {
   double u16;          // unit roundoff of the 16-bit storage, 0 for f32/f64
   double tiny;         // smallest normal of the computation (underflow, flush-to-zero)
   double out_floor;    // smallest subnormal of the storage (output rounding near zero)
+  double weight_floor; // smallest normal of the 16-bit storage of the weights, 0 for f32/f64:
+                       // a weight stored below it keeps only an absolute accuracy (or is flushed)
+  double weight_step;  // half the 16-bit storage's smallest subnormal: rounding to a subnormal step
 };
 
 Arithmetic arithmetic_of(DType t) {
   const DType compute = compute_dtype(t);
   const bool stored_narrower = compute != t;  // 16-bit storage of f32 arithmetic
-  return {unit_roundoff(compute), stored_narrower ? unit_roundoff(t) : 0.0, min_normal(compute), min_subnormal(t)};
+  return {unit_roundoff(compute), stored_narrower ? unit_roundoff(t) : 0.0, min_normal(compute), min_subnormal(t),
+          stored_narrower ? min_normal(t) : 0.0, stored_narrower ? min_subnormal(t) / 2 : 0.0};
 }
 
 // The oracle's own arithmetic, so its error is added to the bound too.
 // (It neither flushes nor, inside the domain, underflows where it matters: tiny = 0.)
 template <class H> Arithmetic oracle_arithmetic() {
-  return {static_cast<double>(std::numeric_limits<H>::epsilon() / 2), 0.0, 0.0, 0.0};
+  return {static_cast<double>(std::numeric_limits<H>::epsilon() / 2), 0.0, 0.0, 0.0, 0.0, 0.0};
 }
 
 struct RowScratch {
@@ -162,12 +166,39 @@ void oracle_row(const Problem& p, int64_t bh, int64_t i, RowScratch& r, OracleRe
   const double acc_dt = 2 * gamma(2 * nn + 1, dt.u) + dt.u + 2 * dt.u16 + lse_dt;
   const double acc_or = 2 * gamma(2 * nn + 1, orc.u) + orc.u;  // the oracle divides by its sum: no lse
   const double store = std::numeric_limits<double>::epsilon() / 2;  // exact rounded to double
+  // Weights that may be stored below the 16-bit format's smallest normal
+  // (docs/tolerance.md section 7). Two ways of storing them are correct:
+  //  - the normalised weight p^_j, rounded to nearest: below the smallest
+  //    normal it is off by at most half a subnormal step (gradual underflow);
+  //  - the unnormalised w'_j = exp(s_j - m') against a running max m' <= m
+  //    (FlashAttention), later rescaled by exp(m' - m) / L: below the smallest
+  //    normal it is off by half a subnormal step, or by itself when flushed
+  //    to zero, and after the rescaling by at most min(p_j, min_normal / L).
+  //    w'_j >= w_j = p_j L, so this needs w_j below the smallest normal.
+  // (Flushing normalised weights is not correct: a row of 2^14 + 1 equal
+  // logits would come out zero.) d_j is the larger of the two allowances,
+  // with p_j taken at its lowest (p_j - shift_j) to decide whether a weight
+  // may be subnormal and at its highest (p_j + shift_j) for what it may lose;
+  // 0 for keys whose weight stays normal (the relative terms cover those).
+  std::vector<double> d16(n, 0.0);
+  bool any_below = false;
+  if (dt.weight_floor > 0) {
+    const double L = static_cast<double>(total);  // >= 1: the max key's w is 1
+    for (int64_t t = 0; t < n; ++t) {
+      const double lo = r.p[t] - shift_dt[t], hi = r.p[t] + shift_dt[t];
+      double d = 0;
+      if (lo < dt.weight_floor) d = dt.weight_step;
+      if (lo * L < dt.weight_floor) d = std::max(d, std::min(hi, dt.weight_floor / L));
+      d16[t] = d;
+      any_below |= d > 0;
+    }
+  }
   for (int64_t c = 0; c < sh.value_dim; ++c) {
     H out = 0;
     for (int64_t t = 0; t < n; ++t) out += w[t] * static_cast<H>(p.v[p.v_at(bh, r.keys[t], c)]);
     out /= total;
     const double outd = static_cast<double>(out);
-    double sum_abs = 0, dev_dt = 0, dev_or = 0, vmax = 0;
+    double sum_abs = 0, dev_dt = 0, dev_or = 0, vmax = 0, sub16 = 0;
     for (int64_t t = 0; t < n; ++t) {
       const double vj = p.v[p.v_at(bh, r.keys[t], c)];
       const double spread = std::abs(vj - outd);
@@ -177,8 +208,13 @@ void oracle_row(const Problem& p, int64_t bh, int64_t i, RowScratch& r, OracleRe
       dev_dt += shift_dt[t] * spread;
       dev_or += shift_or[t] * spread;
       vmax = std::max(vmax, std::abs(vj));
+      // An absolute error d_j in a stored weight moves the output by d_j |v_jc|
+      // when only P.V uses the stored weights, by d_j |v_jc - o_c| when the sum
+      // is formed from them too.
+      if (any_below) sub16 += d16[t] * std::max(std::abs(vj), spread);
     }
-    const double underflow = (nn + 2) * dt.tiny * (1 + vmax + std::abs(outd)) + dt.out_floor;
+    const double underflow =
+        (nn + 2) * dt.tiny * (1 + vmax + std::abs(outd)) + dt.out_floor + sub16;
     const double b_dt = kBoundSafetyFactor * (acc_dt * sum_abs + dev_dt + underflow);
     const double b_or = acc_or * sum_abs + dev_or + store * std::abs(outd);
     const int64_t at = p.out_at(bh, i, c);
@@ -191,11 +227,23 @@ void oracle_row(const Problem& p, int64_t bh, int64_t i, RowScratch& r, OracleRe
 
 bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
   const Shape& sh = p.shape;
-  const double half_max = max_finite(p.dtype) / 2;
+  // docs/tolerance.md, "The representable domain": what the arithmetic of
+  // compute_dtype(t) must hold (the dot products' partial sums, the
+  // unnormalised P.V accumulator), and for 16-bit formats what section 6
+  // lets a correct implementation store in 16 bits (the pre-scaled query, the
+  // logits scaled or not, and their differences s_j - m).
+  const DType compute = compute_dtype(p.dtype);
+  const double half_compute = max_finite(compute) / 2;
+  const bool stored_narrower = compute != p.dtype;
+  const double half_store = stored_narrower ? max_finite(p.dtype) / 2 : kInf;
+  // Rounding of the computed logit before it is stored: within gamma(D + 3) a_j of the exact one.
+  const double logit_rounding = gamma(static_cast<double>(sh.head_dim) + 3, unit_roundoff(compute));
   const double scale = std::abs(p.effective_scale());
   if (!std::isfinite(scale)) return false;
-  for (int64_t d = 0; d < sh.head_dim; ++d)  // finite, and finite once pre-scaled
-    if (!(std::abs(scale * p.q[p.q_at(bh, i, d)]) < half_max)) return false;
+  for (int64_t d = 0; d < sh.head_dim; ++d) {  // finite, and finite once pre-scaled
+    const double qd = p.q[p.q_at(bh, i, d)];
+    if (!std::isfinite(qd) || !(scale * std::abs(qd) < std::min(half_compute, half_store))) return false;
+  }
   // Every key counts, hidden ones too: implementations form all logits and mask
   // afterwards (adding -inf to an overflowed logit gives NaN), and multiply
   // hidden values by a zero weight (0 * inf = NaN). The sums are the ones the
@@ -204,22 +252,30 @@ bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
   bool sees_any = false;
   for (int64_t j = 0; j < sh.kv_len; ++j) {
     sees_any |= p.visible(bh, i, j);
-    double raw = 0;
+    double raw = 0, dot = 0;
     for (int64_t d = 0; d < sh.head_dim; ++d) {
-      const double kd = p.k[p.k_at(bh, j, d)];
+      const double qd = p.q[p.q_at(bh, i, d)], kd = p.k[p.k_at(bh, j, d)];
       if (!std::isfinite(kd)) return false;
-      raw += std::abs(p.q[p.q_at(bh, i, d)] * kd);
+      raw += std::abs(qd * kd);
+      dot += qd * kd;
     }
-    // An implementation may form q.k before scaling: the unscaled sum must stay representable too.
-    if (!(scale * raw < half_max) || !(raw < half_max)) return false;
+    // The dot product's partial sums, formed before or after scaling, in the compute type.
+    if (!(scale * raw < half_compute) || !(raw < half_compute)) return false;
+    // The logit as a 16-bit format may store it, scaled or not (inf for f32/f64).
+    const double stored = std::abs(dot) + logit_rounding * raw;
+    if (!(scale * stored < half_store) || !(stored < half_store)) return false;
     for (int64_t c = 0; c < sh.value_dim; ++c) {
       const double vj = p.v[p.v_at(bh, j, c)];
       if (!std::isfinite(vj)) return false;
       col_sum[c] += std::abs(vj);
     }
   }
+  // The unnormalised accumulator sum_j exp(s_j - m') v_jc of a streaming
+  // implementation (weights in [0, 1] against any running max m') in the
+  // compute type. (16-bit formats hold their output: it is a convex
+  // combination of their values.)
   for (double s : col_sum)
-    if (!(s < half_max)) return false;
+    if (!(s < half_compute)) return false;
   // A row that sees no key computes nothing: its zeros are a convention of the
   // ABI, judged by fully_masked_rows_zero alone, not by the arithmetic laws.
   return sees_any;
@@ -260,6 +316,7 @@ Comparison compare_to_oracle(const Problem& p, const OracleResult& o, const std:
   (void)p;
   for (std::size_t k = 0; k < out.size() && k < o.exact.size(); ++k) {
     if (std::isinf(o.bound[k])) continue;  // outside the representable domain: not judged
+    ++c.judged;
     const double err = std::abs(out[k] - o.exact[k]);
     double ratio;
     if (std::isnan(err)) ratio = kInf;

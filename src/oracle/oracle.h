@@ -32,13 +32,20 @@ OracleResult oracle(const Problem& p);
 // (fault diagnosis): rows that see no key get bound 0 around their exact zeros.
 void judge_empty_rows_as_zeros(OracleResult& o);
 
-// The domain of finite_for_finite_inputs for one query row of head bh (the
-// issue's definition, over every key of the head, hidden ones included): for
-// each key, sum_d |scale q_d k_d| (and the unscaled sum_d |q_d k_d|) stays below
-// half the dtype's largest value, and so does each value column's sum over the
-// keys of |v|; every input is finite. Inside it, a correct implementation's
-// output is finite. A row that sees no key is outside (its zeros are the ABI's
-// convention, judged by fully_masked_rows_zero alone); so its bound is +inf.
+// The representable domain (docs/tolerance.md, "The representable domain"),
+// for one query row of head bh, over every key of the head, hidden ones
+// included. A row is outside only where exact attention, or a correct
+// implementation in the arithmetic the ABI assumes for the dtype (f16/bf16
+// computed and accumulated in f32, some intermediates stored in 16 bits), cannot
+// stay finite: an input is not finite; a dot product's partial sums
+// (sum_d |q_d k_d|, scaled or not) or a value column's sum over the keys of |v|
+// reach half of the compute type's largest value; for 16-bit formats, a
+// pre-scaled query element or a logit (scaled or not, with its rounding)
+// reaches half of the 16-bit format's largest value. Inside it, a correct
+// implementation's output is finite, and matches_oracle and
+// finite_for_finite_inputs judge the row. A row that sees no key is outside
+// too (its zeros are the ABI's convention, judged by fully_masked_rows_zero
+// alone); its bound is +inf.
 bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i);
 bool in_finite_domain(const Problem& p);  // every row
 
@@ -48,6 +55,7 @@ struct Comparison {
   double worst_ratio = 0;  // max over judged elements of |out - exact| / bound (inf if bound is 0 and they differ)
   int64_t worst_index = -1;  // flat index of the worst element
   int64_t violations = 0;
+  int64_t judged = 0;  // elements with a finite bound; 0 when no row was inside the domain and saw a key
 };
 Comparison compare_to_oracle(const Problem& p, const OracleResult& o, const std::vector<double>& out);
 
