@@ -3,12 +3,13 @@
 namespace attncheck {
 namespace {
 
-// A small, well-conditioned call: q [1][1][q_len][d], k/v [1][1][4][d] filled
-// with -1, 0, 1, no causal rule, no mask, the default scale.
+// A small, well-conditioned call: q [1][1][q_len][d], k/v [1][1][2][d] filled
+// with -1, 0, 1, no causal rule, no mask, the default scale. Two keys: as few as
+// still make a softmax, so a plugin that faults on longer rows still answers.
 Problem probe_problem(DType dtype, int64_t q_len, int64_t d) {
   Shape s;
   s.q_len = q_len;
-  s.kv_len = 4;
+  s.kv_len = 2;
   s.head_dim = s.value_dim = d;
   Problem p = make_problem(dtype, s);
   for (std::size_t i = 0; i < p.q.size(); ++i) p.q[i] = static_cast<double>(i % 3) - 1;

@@ -30,7 +30,7 @@ def run(args, expect_rc):
             assert key in impl, f"implementation lacks {key}"
         assert impl["verdict"] in ("pass", "fail")
         for law in impl["laws"]:
-            assert law["status"] in ("pass", "fail", "skipped"), law
+            assert law["status"] in ("pass", "fail", "skipped", "insufficient"), law
             assert isinstance(law["cases"], int)
             if law["status"] == "fail":
                 assert law.get("message"), f"{impl['name']}/{law['law']} fails without a message"
@@ -57,8 +57,12 @@ if scenario == "faulty-plugins":
     for name, (law_name, words) in expected.items():
         l = law(report, name, law_name)
         assert l["status"] == "fail" and words in l["message"], (name, l)
-        # The run went on: the correct parts of the plugin were judged by the other laws.
-        assert law(report, name, "matches_oracle")["status"] == "pass", name
+        # The run went on: the correct parts of the plugin were judged by the other laws
+        # (fewer than the floor, once the fault budget stops a law calling a plugin that
+        # faults on most shapes: then insufficient, never a pass on too few cases).
+        mo = law(report, name, "matches_oracle")
+        assert mo["judged"] >= 1 and (mo["status"] == "pass" and mo["judged"] >= 20 or
+                                      mo["status"] == "insufficient"), (name, mo)
 elif scenario == "seed-layer":
     out, report = run(["--plugin", os.path.join(plugin_dir, "libseed_layer.so")], 1)
     l = law(report, "seed_layer", "query_sensitivity")
