@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/check_implementation.h"
+#include "cli/cli_validation.h"
 #include "cli/default_run.h"
 #include "cli/dtype_probe.h"
 #include "impls/builtins.h"
@@ -68,6 +69,9 @@ std::string generation_flags(const CheckArgs& a) {
   if (a.dtype != "all") s += " --dtype " + shell_quote(a.dtype);
   if (a.cases != kDefaultCases) s += " --cases " + std::to_string(a.cases);
   if (a.timeout_ms != kDefaultTimeoutMs && !a.plugins.empty()) s += " --timeout-ms " + std::to_string(a.timeout_ms);
+  if (a.load_timeout_ms != kDefaultLoadTimeoutMs && !a.plugins.empty())
+    s += " --load-timeout-ms " + std::to_string(a.load_timeout_ms);
+  if (!a.memory_limit.empty() && !a.plugins.empty()) s += " --memory-limit " + shell_quote(a.memory_limit);
   return s;
 }
 
@@ -129,15 +133,14 @@ bool choose_laws(const CheckArgs& a, std::vector<const Law*>& laws, std::ostream
   return true;
 }
 
-bool choose_targets(const CheckArgs& a, std::vector<Target>& targets, std::ostream& err) {
+bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vector<Target>& targets,
+                    std::ostream& err) {
   if (a.plugins.empty() && a.impls.empty()) {
     for (const DefaultTarget& d : default_targets())
       targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation});
     return true;
   }
   for (const std::string& path : a.plugins) {
-    PluginOptions options;
-    options.timeout_ms = a.timeout_ms;
     std::string error;
     std::unique_ptr<Implementation> impl = load_plugin(path, options, error);
     if (!impl) {
@@ -169,14 +172,14 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     err << "attncheck check: bad --dtype '" << a.dtype << "'; choose f32, f64, f16, bf16 or all\n";
     return 2;
   }
-  if (a.cases < 1) {
-    err << "attncheck check: --cases must be at least 1 (got " << a.cases << ")\n";
-    return 2;
-  }
-  if (a.timeout_ms < 1) {
-    err << "attncheck check: --timeout-ms must be at least 1 (got " << a.timeout_ms << ")\n";
-    return 2;
-  }
+  PluginOptions plugin_options;
+  for (const std::string& bad : {cases_problem(a.cases),
+                                 plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
+                                 report_paths_problem(a.json_path, a.junit_path)})
+    if (!bad.empty()) {
+      err << "attncheck check: " << bad << "\n";
+      return 2;
+    }
   std::vector<const Law*> laws;
   if (!choose_laws(a, laws, err)) return 2;
   if ((!a.json_path.empty() && !writable(a.json_path, false, err, "--json")) ||
@@ -184,7 +187,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
       (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")))
     return 2;
   std::vector<Target> targets;
-  if (!choose_targets(a, targets, err)) return 2;
+  if (!choose_targets(a, plugin_options, targets, err)) return 2;
 
   RunReport report;
   report.seed = a.seed ? *a.seed : fresh_seed();

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "plugin/plugin_host.h"
+
 namespace attncheck {
 
 // Generated cases per law. Measured on 2 shared cores: a whole check of one
@@ -33,6 +35,8 @@ struct CheckArgs {
   int cases = kDefaultCases;           // --cases N
   std::optional<uint64_t> seed;        // --seed N; else a fresh one
   int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: per plugin call
+  int load_timeout_ms = kDefaultLoadTimeoutMs;  // --load-timeout-ms N: loading a plugin, each restart
+  std::string memory_limit;            // --memory-limit SIZE; empty: default_memory_limit_bytes()
   std::string json_path;               // --json FILE
   std::string junit_path;              // --junit FILE
   std::string save_failures_dir;       // --save-failures DIR
