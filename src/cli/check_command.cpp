@@ -13,6 +13,7 @@
 #include "cli/cli_validation.h"
 #include "cli/default_run.h"
 #include "cli/dtype_probe.h"
+#include "cli/run_budget.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
@@ -180,6 +181,10 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
       err << "attncheck check: " << bad << "\n";
       return 2;
     }
+  if (a.budget_seconds < 0) {
+    err << "attncheck check: --budget must be a positive number of seconds (got " << a.budget_seconds << ")\n";
+    return 2;
+  }
   std::vector<const Law*> laws;
   if (!choose_laws(a, laws, err)) return 2;
   if ((!a.json_path.empty() && !writable(a.json_path, false, err, "--json")) ||
@@ -198,10 +203,15 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     out << "embedded default: every built-in; the references must pass every law, every zoo member must be caught\n";
   out.flush();
 
+  RunBudget budget(a.budget_seconds);
+  std::vector<std::unique_ptr<Implementation>> budgeted;  // the targets as the laws see them
+  for (Target& t : targets)
+    budgeted.push_back(std::make_unique<BudgetedImplementation>(*t.impl, budget));
+
   // Ask every implementation which dtypes it takes before any law runs.
   std::vector<DTypeProbe> probes;
   for (Target& t : targets) {
-    probes.push_back(probe_dtypes(*t.impl, *dtypes));
+    probes.push_back(probe_dtypes(*budgeted[probes.size()], *dtypes));
     const DTypeProbe& p = probes.back();
     for (const DroppedDType& d : p.dropped) out << t.impl->name() << ": " << describe(d) << "\n";
     if (p.supported.empty()) {
@@ -227,13 +237,15 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     };
     out << "checking " << t.impl->name() << " (" << t.impl->source() << "): " << laws.size() << " law(s), " << a.cases
         << " cases each ..." << std::flush;
-    ImplementationResult r = check_implementation(*t.impl, laws, s, errors);
+    ImplementationResult r = check_implementation(*budgeted[k], laws, s, errors);
+    if (budget.spent()) r.notes.push_back(budget.describe());
     r.expectation = t.expectation;
     for (const DroppedDType& d : probes[k].dropped) r.notes.push_back(describe(d));
     out << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0 << " s)\n";
     report.implementations.push_back(std::move(r));
   }
   out << "\n";
+  if (budget.spent()) out << budget.describe() << "\n";
 
   print_law_table(report, out);
   print_failures(report, out);

@@ -37,6 +37,7 @@ struct CheckArgs {
   int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: per plugin call
   int load_timeout_ms = kDefaultLoadTimeoutMs;  // --load-timeout-ms N: loading a plugin, each restart
   std::string memory_limit;            // --memory-limit SIZE; empty: default_memory_limit_bytes()
+  double budget_seconds = 0;           // --budget SECONDS: bound on the whole run; 0: none
   std::string json_path;               // --json FILE
   std::string junit_path;              // --junit FILE
   std::string save_failures_dir;       // --save-failures DIR

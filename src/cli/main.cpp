@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
   c->add_option("--memory-limit", check.memory_limit,
                 "resident memory a plugin's process may take: 512M, 4G, none (default: half the machine's)")
       ->type_name("SIZE");
+  c->add_option("--budget", check.budget_seconds,
+                "bound on the whole run: past it nothing is called, the report says so (default: none)")
+      ->type_name("SECONDS");
   c->add_option("--json", check.json_path, "write the JSON report here")->type_name("FILE");
   c->add_option("--junit", check.junit_path, "write a JUnit XML report here")->type_name("FILE");
   c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")

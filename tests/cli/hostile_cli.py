@@ -75,6 +75,21 @@ elif scenario == "slow-load":
     run(args + ["--timeout-ms", "100"], 0, env=slow)
     p, _ = run(args + ["--load-timeout-ms", "300"], 2, env=slow)
     assert "--load-timeout-ms" in p.stderr and "300 ms" in p.stderr, p.stderr
+elif scenario == "budget":
+    # 20 ms a call: a default check (about 5,000 calls) would take minutes.
+    cmd = [attncheck, "check", "--plugin", plugin("slow_load_plugin"), "--seed", "1", "--budget", "3",
+           "--json", json_path]
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=100,
+                       env=dict(os.environ, ATTNCHECK_TEST_CALL_DELAY_MS="20"))
+    seconds = time.monotonic() - start
+    assert p.returncode in (0, 1), (p.returncode, p.stderr)
+    assert seconds < 40, f"--budget 3 took {seconds:.0f} s"
+    assert "--budget of 3 s was spent" in p.stdout, p.stdout[-2000:]
+    report = json.load(open(json_path))
+    assert any("budget" in n for n in report["implementations"][0].get("notes", [])), report
+    assert not [l for l in laws_of(report).values() if l["status"] == "fail"], "a law failed for lack of time"
+    print(f"--budget 3: {seconds:.1f} s")
 elif scenario == "flag-validation":
     case_dir = os.path.join(work, "cases")
     run(["check", "--impl", "seed_unscaled", "--law", "matches_oracle", "--seed", "3", "--cases", "20",
@@ -92,6 +107,8 @@ elif scenario == "flag-validation":
     same = os.path.join(work, "same.out")
     p, _ = run(["check", "--impl", "reference", "--json", same, "--junit", same], 2)
     assert "same" in p.stderr and "--junit" in p.stderr, p.stderr
+    p, _ = run(["check", "--impl", "reference", "--budget", "-1"], 2)
+    assert "--budget" in p.stderr, p.stderr
     p, _ = run(["check", "--impl", "reference", "--cases", "2147483647"], 2)
     assert "at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr
 elif scenario == "memory-limit":
