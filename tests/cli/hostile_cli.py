@@ -113,8 +113,8 @@ elif scenario == "flag-validation":
     assert "at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr
 elif scenario == "memory-limit":
     p, seconds = run(["check", "--plugin", plugin("memory_hog_plugin"), "--law", "matches_oracle", "--cases", "30",
-                      "--seed", "20261130", "--memory-limit", "256M", "--json", json_path], 1,
-                     env={"ATTNCHECK_TEST_HOG_MB": "2048"})
+                      "--seed", "20261130", "--memory-limit", "1G", "--json", json_path], 1,
+                     env={"ATTNCHECK_TEST_HOG_MB": "4096"})
     laws = laws_of(json.load(open(json_path)))
     assert laws["no_crash"]["status"] == "fail", laws
     assert "memory limit" in laws["no_crash"]["message"], laws["no_crash"]
