@@ -57,8 +57,8 @@ std::string cases_problem(int cases) {
 }
 
 std::string report_paths_problem(const std::string& json_path, const std::string& junit_path) {
-  for (const auto& [flag, path] : {std::pair{"--json", &json_path}, std::pair{"--junit", &junit_path}})
-    if (*path == "-") return std::string(flag) + " -: reports are written to files; give a file name";
+  if (json_path == "-") return "--json -: reports are written to files; give a file name";
+  if (junit_path == "-") return "--junit -: reports are written to files; give a file name";
   if (json_path.empty() || junit_path.empty()) return "";
   namespace fs = std::filesystem;
   std::error_code ec1, ec2;
