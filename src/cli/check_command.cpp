@@ -174,17 +174,13 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     return 2;
   }
   PluginOptions plugin_options;
-  for (const std::string& bad : {cases_problem(a.cases),
-                                 plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
-                                 report_paths_problem(a.json_path, a.junit_path)})
+  for (const std::string& bad :
+       {cases_problem(a.cases), plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
+        report_paths_problem(a.json_path, a.junit_path), budget_problem(a.budget_seconds)})
     if (!bad.empty()) {
       err << "attncheck check: " << bad << "\n";
       return 2;
     }
-  if (a.budget_seconds < 0) {
-    err << "attncheck check: --budget must be a positive number of seconds (got " << a.budget_seconds << ")\n";
-    return 2;
-  }
   std::vector<const Law*> laws;
   if (!choose_laws(a, laws, err)) return 2;
   if ((!a.json_path.empty() && !writable(a.json_path, false, err, "--json")) ||
@@ -211,7 +207,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   // Ask every implementation which dtypes it takes before any law runs.
   std::vector<DTypeProbe> probes;
   for (Target& t : targets) {
-    probes.push_back(probe_dtypes(*budgeted[probes.size()], *dtypes));
+    probes.push_back(probe_dtypes(*t.impl, *dtypes));
     const DTypeProbe& p = probes.back();
     for (const DroppedDType& d : p.dropped) out << t.impl->name() << ": " << describe(d) << "\n";
     if (p.supported.empty()) {

@@ -56,6 +56,12 @@ std::string cases_problem(int cases) {
   return "";
 }
 
+std::string budget_problem(double seconds) {
+  if (seconds < 0 || seconds != seconds)
+    return "--budget must be a number of seconds, 0 for none (got " + std::to_string(seconds) + ")";
+  return "";
+}
+
 std::string report_paths_problem(const std::string& json_path, const std::string& junit_path) {
   if (json_path == "-") return "--json -: reports are written to files; give a file name";
   if (junit_path == "-") return "--junit -: reports are written to files; give a file name";

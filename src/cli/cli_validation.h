@@ -30,6 +30,9 @@ std::optional<uint64_t> parse_memory_size(const std::string& text);
 // --cases N: 1 .. kMaxCases.
 std::string cases_problem(int cases);
 
+// --budget SECONDS: 0 (none) or more.
+std::string budget_problem(double seconds);
+
 // --json and --junit: a file each ("-" is not one), and not the same file twice.
 std::string report_paths_problem(const std::string& json_path, const std::string& junit_path);
 

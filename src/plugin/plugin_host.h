@@ -8,10 +8,14 @@
 // CallStatus::crash ("killed by SIGSEGV (Segmentation fault)"), a call past
 // the time limit CallStatus::timeout, and the child is restarted for the next
 // call. A restart that fails (the plugin crashes or hangs while loading again)
-// is a process fault too, and it is not tried again: every later call answers
-// at once with that fault, so a plugin that cannot be restarted costs one load
-// timeout, not one per call. The plugin's texts (name, err) are escaped
-// (printable_text.h); the processes it starts end with its host (supervisor.h). One Implementation is not meant to be called from several threads at once.
+// is a process fault too (crash, or timeout for a hang), and it is not tried
+// again: every later call answers at once, as unsupported with the reason
+// ("not called: the plugin could not be restarted ..."), so a plugin that
+// cannot be restarted costs one load timeout, not one per call, and the laws
+// it could not serve are skipped rather than failed. The plugin's texts (name,
+// err) are escaped (printable_text.h); every process it starts ends with its
+// host (supervisor.h). One Implementation is not meant to be called from
+// several threads at once.
 //
 // Example usage:
 //   std::string error;

@@ -112,8 +112,10 @@ elif scenario == "flag-validation":
     p, _ = run(["check", "--impl", "reference", "--cases", "2147483647"], 2)
     assert "at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr
 elif scenario == "memory-limit":
+    # A long call limit: touching 1 GiB under a sanitizer on a busy machine takes seconds,
+    # and the limit, not the clock, must stop it.
     p, seconds = run(["check", "--plugin", plugin("memory_hog_plugin"), "--law", "matches_oracle", "--cases", "30",
-                      "--seed", "20261130", "--memory-limit", "1G", "--json", json_path], 1,
+                      "--seed", "20261130", "--memory-limit", "1G", "--timeout-ms", "60000", "--json", json_path], 1,
                      env={"ATTNCHECK_TEST_HOG_MB": "4096"})
     laws = laws_of(json.load(open(json_path)))
     assert laws["no_crash"]["status"] == "fail", laws
