@@ -227,6 +227,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.options.shrink_seconds = kShrinkSecondsPerLaw;
     s.options.gen.dtypes = probes[k].supported;
     s.save_failures_dir = a.save_failures_dir;
+    s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return shell_quote(a.program) + " check " + flag + " --law " + law + generation_flags(a) + " --seed " +
              std::to_string(report.seed);

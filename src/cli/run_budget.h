@@ -1,7 +1,8 @@
 // `check --budget SECONDS`: a bound on the whole run. Once it is spent no
 // implementation is called again: every further call answers "unsupported"
-// with the reason, so the laws still running stop with what they judged (or
-// are skipped), and the report comes out on time however slow the plugin is.
+// with the reason, so the law still running stops with what it judged, the
+// laws not yet started are skipped (LawRunSettings::skip_reason), and the
+// report comes out on time however slow the plugin is.
 //
 // Example usage:
 //   RunBudget budget(30);                       // from now on

@@ -1,4 +1,4 @@
-/* Correct, except that when kv_len > 3 it first allocates and touches
+/* Correct, except that when kv_len > 4 (the dtype probes use 4) it first allocates and touches
  * $ATTNCHECK_TEST_HOG_MB (default 4096) MiB, a leak at the scale of a whole
  * machine. It must be stopped at the memory limit, as a process fault. */
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include "test_attention.h"
 
 static int hog_forward(const attncheck_call *c, char *err, size_t err_len) {
-  if (c->kv_len > 3) {
+  if (c->kv_len > 4) {
     const char *mb = getenv("ATTNCHECK_TEST_HOG_MB");
     const size_t n = (size_t)(mb ? atol(mb) : 4096) << 20;
     volatile char *p = malloc(n);
