@@ -1,11 +1,13 @@
-// Speed of the built-in implementations, the oracle, and one law check.
+// Speed of the built-in implementations, the oracle, one law check, and the
+// cost of isolating a plugin in its child process.
 // Run: build/bench/attention_bench
 #include <benchmark/benchmark.h>
 
 #include "impls/in_process.h"
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "oracle/oracle.h"
+#include "plugin/plugin_host.h"
 #include "problem/generators.h"
 
 using namespace attncheck;
@@ -56,5 +58,26 @@ BENCHMARK_CAPTURE(BM_LawCheck, matches_oracle, "matches_oracle")->Unit(benchmark
 BENCHMARK_CAPTURE(BM_LawCheck, query_sensitivity, "query_sensitivity")->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// One call through the isolated plugin host (shared memory, poison, guards,
+// input comparison, a round trip to the child) against the same kind of
+// computation in-process, on a 1x1x1x1x1x1 problem where the overhead is all
+// there is. Label: calls per second.
+void BM_PluginOverheadTiny(benchmark::State& state, bool isolated) {
+  std::string error;
+  std::unique_ptr<Implementation> impl =
+      isolated ? load_plugin(ATTNCHECK_EXAMPLE_PLUGIN, PluginOptions{}, error) : make_builtin("reference");
+  if (!impl) { state.SkipWithError(("cannot load the example plugin: " + error).c_str()); return; }
+  GenOptions g;
+  g.dtypes = {DType::f32};
+  g.max_batch = g.max_heads = g.max_q_len = g.max_kv_len = g.max_head_dim = g.max_value_dim = 1;
+  g.mask = g.causal = false;
+  const Problem tiny = sample_problem(g, 1, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(impl->run(tiny));
+  state.counters["calls/s"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
+}
+// Real time: the child's share of a call is not this process's CPU time.
+BENCHMARK_CAPTURE(BM_PluginOverheadTiny, plugin_host, true)->UseRealTime();
+BENCHMARK_CAPTURE(BM_PluginOverheadTiny, in_process, false)->UseRealTime();
 
 BENCHMARK_MAIN();

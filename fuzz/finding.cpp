@@ -19,13 +19,7 @@ std::string regression_dir() {
 
 void report_finding(const Problem& p, const std::string& law, const Implementation& impl,
                     const std::string& message) {
-  CaseRecord rec;
-  rec.problem = p;
-  rec.law = law;
-  rec.implementation = impl.name();
-  rec.source = impl.source();
-  rec.found_by = "libfuzzer";
-  rec.message = message;
+  const CaseRecord rec = failure_record(p, law, impl.name(), impl.source(), "libfuzzer", /*seed=*/0, message);
   std::fprintf(stderr, "\n== attncheck finding: law %s fails for %s (%s)\n%s\n%s\n", law.c_str(),
                rec.implementation.c_str(), rec.source.c_str(), message.c_str(), p.describe().c_str());
   try {

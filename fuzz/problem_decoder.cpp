@@ -54,22 +54,13 @@ double fold_to_finite(DType t, double x) {
   return x;
 }
 
-// One raw bit pattern of the dtype, decoded.
+// One raw bit pattern of the dtype, decoded: as many input bytes as an
+// element has (FuzzedDataProvider consumes just enough bytes for the range).
 double raw_value(FuzzedDataProvider& in, DType t) {
-  switch (t) {
-    case DType::f64: {
-      const uint64_t bits = in.ConsumeIntegral<uint64_t>();
-      return decode_element(t, &bits);
-    }
-    case DType::f32: {
-      const uint32_t bits = in.ConsumeIntegral<uint32_t>();
-      return decode_element(t, &bits);
-    }
-    default: {
-      const uint16_t bits = in.ConsumeIntegral<uint16_t>();
-      return decode_element(t, &bits);
-    }
-  }
+  const DTypeInfo& d = info(t);
+  const uint64_t all_ones = d.bytes >= 8 ? ~0ull : (1ull << (8 * d.bytes)) - 1;
+  const uint64_t bits = in.ConsumeIntegralInRange<uint64_t>(0, all_ones);
+  return d.decode(&bits);  // little-endian: the low bytes are the element
 }
 
 // One tensor element. Selector byte s:
@@ -144,7 +135,7 @@ const DecoderLimits& DecoderLimits::from_env() {
 Problem decode_problem(const uint8_t* data, std::size_t size, ValueMix mix, const DecoderLimits& limits) {
   FuzzedDataProvider in(data, size);
   Problem p;
-  p.dtype = kAllDTypes[in.ConsumeIntegralInRange<int>(0, 3)];
+  p.dtype = all_dtypes()[in.ConsumeIntegralInRange<std::size_t>(0, all_dtypes().size() - 1)].type;
   Shape& s = p.shape;
   s.batch = in.ConsumeIntegralInRange<int64_t>(1, limits.max_batch);
   s.heads = in.ConsumeIntegralInRange<int64_t>(1, limits.max_heads);

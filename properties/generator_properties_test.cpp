@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "problem/generators.h"
+#include "driver/problem_gen.h"
 
 namespace attncheck {
 namespace {
@@ -16,29 +16,70 @@ bool all_representable(const Problem& p) {
   return true;
 }
 
-GenOptions every_dtype() {
+GenOptions options_over_every_dtype() {
   GenOptions g;
-  g.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
+  g.dtypes = every_dtype();
   return g;
 }
 
 RC_GTEST_PROP(Generators, ProblemsAreConsistent, ()) {
-  const Problem p = *gen_problem(every_dtype());
+  const Problem p = *gen_problem(options_over_every_dtype());
   RC_ASSERT(p.inconsistency() == "");
   RC_ASSERT(all_representable(p));
 }
 
-RC_GTEST_PROP(Generators, ShrinksAreConsistentAndSmaller, ()) {
-  GenOptions g = every_dtype();
+// How complex a problem is, component by component: its extents, its
+// features (mask, causal rule, explicit scale), the summed complexity of its
+// values, and the keys its mask hides. A shrink candidate must be no larger
+// in any component and smaller in at least one, so shrinking always ends.
+struct Complexity {
+  int64_t extents = 0, features = 0, values = 0, hidden = 0;
+};
+
+Complexity complexity(const Problem& p) {
+  Complexity c;
+  const Shape& s = p.shape;
+  c.extents = s.batch + s.heads + s.q_len + s.kv_len + s.head_dim + s.value_dim;
+  c.features = (p.has_mask() ? 1 : 0) + static_cast<int>(p.causal) + (std::isnan(p.scale) ? 0 : 1);
+  for (const auto* t : {&p.q, &p.k, &p.v})
+    for (double x : *t) c.values += value_complexity(x);
+  for (uint8_t m : p.mask) c.hidden += m == 0;
+  return c;
+}
+
+bool strictly_simpler(const Problem& a, const Problem& b) {
+  const Complexity x = complexity(a), y = complexity(b);
+  const bool no_larger = x.extents <= y.extents && x.features <= y.features && x.values <= y.values &&
+                         x.hidden <= y.hidden;
+  const bool smaller = x.extents < y.extents || x.features < y.features || x.values < y.values || x.hidden < y.hidden;
+  return no_larger && smaller;
+}
+
+RC_GTEST_PROP(Generators, ShrinksAreConsistentAndStrictlySimpler, ()) {
+  GenOptions g = options_over_every_dtype();
   g.max_q_len = g.max_kv_len = g.max_head_dim = g.max_value_dim = 9;
   const Problem p = *gen_problem(g);
   for (const Problem& c : shrink_problem(p)) {
     RC_ASSERT(c.inconsistency() == "");
     RC_ASSERT(all_representable(c));
-    const int64_t before = p.q.size() + p.k.size() + p.v.size();
-    const int64_t after = c.q.size() + c.k.size() + c.v.size();
-    RC_ASSERT(after <= before);
+    RC_ASSERT(strictly_simpler(c, p));
   }
+}
+
+// The check above can fail: a shrinker that offers its input unchanged, or
+// one that grows the problem, is refused.
+TEST(Generators, StrictSimplicityRefusesUnchangedAndLarger) {
+  GenOptions g = options_over_every_dtype();
+  const Problem p = sample_problem(g, 7, 50);
+  EXPECT_FALSE(strictly_simpler(p, p));
+  Problem larger = p;
+  larger.scale = 0.5;
+  if (std::isnan(p.scale)) {
+    EXPECT_FALSE(strictly_simpler(larger, p));
+  }
+  const std::vector<Problem> candidates = shrink_problem(p, g);
+  ASSERT_FALSE(candidates.empty());
+  EXPECT_FALSE(strictly_simpler(p, candidates.front()));  // the inverse step is not a shrink
 }
 
 TEST(Generators, LengthsReachPastTileSizes) {

@@ -5,13 +5,29 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <string>
 
 #include "casefile/case_file.h"
 
 namespace attncheck::testing {
 
+uint64_t seed_from_env(uint64_t fallback) {
+  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) return std::strtoull(s, nullptr, 10);
+  return fallback;
+}
+
 RunOptions property_options() {
-  RunOptions o = options_from_env();
+  RunOptions o;
+  o.seed = seed_from_env(1);
+  const char* size = std::getenv("ATTNCHECK_SIZE");
+  if (size && std::string(size) == "long") {
+    o.cases = 1000;
+    o.gen.size_factor = 1.8;  // lengths up to 129 and beyond the largest tiles
+    o.shrink_seconds = 60;
+  } else {
+    o.cases = 100;
+  }
+  if (const char* c = std::getenv("ATTNCHECK_CASES"); c && *c) o.cases = std::atoi(c);
   static std::once_flag printed;
   std::call_once(printed, [&] {
     std::cout << "attncheck properties: ATTNCHECK_SEED=" << o.seed << " cases=" << o.cases
@@ -20,20 +36,24 @@ RunOptions property_options() {
   return o;
 }
 
+namespace {
+// RC_GTEST_PROP properties read RapidCheck's global configuration, which draws
+// a fresh random seed on every run unless RC_PARAMS names one. Pin it to
+// ATTNCHECK_SEED before any test runs, so a CI failure replays from the seed
+// the run printed. An RC_PARAMS set by hand wins.
+const bool kRapidCheckSeeded = [] {
+  if (std::getenv("RC_PARAMS")) return false;
+  const std::string params = "seed=" + std::to_string(seed_from_env(1));
+  return setenv("RC_PARAMS", params.c_str(), 0) == 0;
+}();
+}  // namespace
+
 std::string save_counterexample(const LawReport& report, const Implementation& impl, const RunOptions& options) {
   if (!report.counterexample) return "";
   const char* env = std::getenv("ATTNCHECK_REGRESSION_DIR");
   const std::string dir = env && *env ? env : ATTNCHECK_DEFAULT_REGRESSION_DIR;
-  CaseRecord c;
-  c.problem = *report.counterexample;
-  c.law = report.law;
-  c.implementation = impl.name();
-  c.source = impl.source();
-  c.found_by = "rapidcheck";
-  c.seed = options.seed;
-  c.message = report.message;
-  c.diagnosis = report.diagnosis;
-  // c.date left empty: save_case stamps the current UTC time.
+  const CaseRecord c = failure_record(*report.counterexample, report.law, impl.name(), impl.source(), "rapidcheck",
+                                      options.seed, report.message, report.diagnosis);
   try {
     const std::string path = save_case(c, dir);
     return "\nsaved the failing case to " + path + "\nadopt it as a regression case with:  cp '" + path + "' " +

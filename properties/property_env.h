@@ -3,13 +3,19 @@
 // and saving a failing case where a developer can adopt it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
-#include "laws/runner.h"
+#include "driver/law_run.h"
 
 namespace attncheck::testing {
 
-// Options for one property run; the seed is printed once per process.
+// The seed from ATTNCHECK_SEED, else `fallback`.
+uint64_t seed_from_env(uint64_t fallback);
+
+// Options for one property run: seed from ATTNCHECK_SEED (default 1), the size
+// profile from ATTNCHECK_SIZE (quick | long), the case count from
+// ATTNCHECK_CASES. The seed is printed once per process.
 RunOptions property_options();
 
 // Writes the report's counterexample to $ATTNCHECK_REGRESSION_DIR (default

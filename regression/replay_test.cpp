@@ -19,7 +19,7 @@
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 
 #ifndef ATTNCHECK_REGRESSION_CASES_DIR
 #error "ATTNCHECK_REGRESSION_CASES_DIR must name the folder of case files"

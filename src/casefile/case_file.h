@@ -55,6 +55,11 @@ struct CaseFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The record of one failing case, as every driver (CLI, property tests,
+// fuzzers) saves it. The date is left empty: save_case stamps it.
+CaseRecord failure_record(const Problem& p, std::string law, std::string implementation, std::string source,
+                          std::string found_by, uint64_t seed, std::string message, std::string diagnosis = "");
+
 std::string case_to_json(const CaseRecord&);
 // Parses and validates (schema, shape caps before any allocation, tensor
 // lengths, dtype representability, mask); throws CaseFileError.

@@ -4,21 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "problem/fnv1a.h"
+
 namespace attncheck {
 namespace {
 
-struct Fnv1a {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void bytes(const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
-  }
-  void u64(uint64_t x) {
-    for (int i = 0; i < 8; ++i) {
-      const unsigned char b = static_cast<unsigned char>(x >> (8 * i));
-      bytes(&b, 1);
-    }
-  }
+// A case's fields fed to FNV-1a in a fixed, machine-independent order.
+struct CaseHash : Fnv1a {
   void i64(int64_t x) { u64(static_cast<uint64_t>(x)); }
   // The text of a string and its length, so "ab"+"c" differs from "a"+"bc".
   void str(const std::string& s) { u64(s.size()); bytes(s.data(), s.size()); }
@@ -32,7 +24,7 @@ struct Fnv1a {
 
 uint64_t case_content_hash(const CaseRecord& rec) {
   const Problem& p = rec.problem;
-  Fnv1a f;
+  CaseHash f;
   f.str(rec.law);
   f.i64(static_cast<int64_t>(p.dtype));
   for (int64_t e : {p.shape.batch, p.shape.heads, p.shape.q_len, p.shape.kv_len, p.shape.head_dim,
@@ -49,7 +41,7 @@ uint64_t case_content_hash(const CaseRecord& rec) {
     const unsigned char b = m ? 1 : 0;
     f.bytes(&b, 1);
   }
-  return f.h;
+  return f.value;
 }
 
 std::string case_file_name(const CaseRecord& rec) {

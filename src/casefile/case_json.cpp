@@ -180,7 +180,7 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
   Problem& p = rec.problem;
   const std::string dtype = r.string(pj, "problem.", "dtype", true);
   const auto dt = dtype_from_name(dtype);
-  if (!dt) r.fail("problem.dtype \"" + dtype + "\" is not one of f32, f64, f16, bf16");
+  if (!dt) r.fail("problem.dtype \"" + dtype + "\" is not one of " + dtype_names());
   p.dtype = *dt;
   Shape& s = p.shape;
   s.batch = r.extent(pj, "batch");

@@ -21,6 +21,20 @@
 #include "casefile/case_limits.h"
 
 namespace attncheck {
+
+CaseRecord failure_record(const Problem& p, std::string law, std::string implementation, std::string source,
+                          std::string found_by, uint64_t seed, std::string message, std::string diagnosis) {
+  CaseRecord rec;
+  rec.problem = p;
+  rec.law = std::move(law);
+  rec.implementation = std::move(implementation);
+  rec.source = std::move(source);
+  rec.found_by = std::move(found_by);
+  rec.seed = seed;
+  rec.message = std::move(message);
+  rec.diagnosis = std::move(diagnosis);
+  return rec;
+}
 namespace fs = std::filesystem;
 namespace {
 

@@ -18,8 +18,6 @@
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
 #include "report/console_report.h"
-#include "report/json_report.h"
-#include "report/junit_report.h"
 
 namespace attncheck {
 namespace {
@@ -51,7 +49,7 @@ std::string joined(const std::vector<std::string>& words) {
 
 // "all", one dtype name, or a comma-separated list of them; nullopt if any is unknown.
 std::optional<std::vector<DType>> parse_dtypes(const std::string& text) {
-  if (text == "all") return std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
+  if (text == "all") return every_dtype();
   std::vector<DType> out;
   std::stringstream in(text);
   for (std::string word; std::getline(in, word, ',');) {
@@ -63,28 +61,40 @@ std::optional<std::vector<DType>> parse_dtypes(const std::string& text) {
   return out;
 }
 
-// The flags, other than the implementations, the laws and the seed, that
-// change which cases are generated: every printed command repeats them.
-std::string generation_flags(const CheckArgs& a) {
-  std::string s;
+std::string report_path(const CheckArgs& a, std::string_view key) {
+  const auto it = a.reports.find(key);
+  return it == a.reports.end() ? std::string() : it->second;
+}
+
+// One failure to reproduce: a single implementation (its flag) and law.
+struct Focus {
+  std::string target_flag;  // "--impl naive" | "--plugin /path/lib.so", already quoted
+  std::string law;
+};
+
+// The one builder of printed command lines. Without a focus it repeats the
+// whole run (implementations, laws, reports, case folder); with one, only that
+// law on that implementation. Either way it repeats every flag that changes
+// which cases are generated, and the seed.
+std::string rerun_command(const CheckArgs& a, uint64_t seed, const std::optional<Focus>& focus = std::nullopt) {
+  std::string s = shell_quote(a.program) + " check";
+  if (focus) {
+    s += " " + focus->target_flag + " --law " + shell_quote(focus->law);
+  } else {
+    for (const std::string& p : a.plugins) s += " --plugin " + shell_quote(p);
+    for (const std::string& i : a.impls) s += " --impl " + shell_quote(i);
+    for (const std::string& l : a.laws) s += " --law " + shell_quote(l);
+  }
   if (a.dtype != "all") s += " --dtype " + shell_quote(a.dtype);
   if (a.cases != kDefaultCases) s += " --cases " + std::to_string(a.cases);
   if (a.timeout_ms != kDefaultTimeoutMs && !a.plugins.empty()) s += " --timeout-ms " + std::to_string(a.timeout_ms);
   if (a.load_timeout_ms != kDefaultLoadTimeoutMs && !a.plugins.empty())
     s += " --load-timeout-ms " + std::to_string(a.load_timeout_ms);
   if (!a.memory_limit.empty() && !a.plugins.empty()) s += " --memory-limit " + shell_quote(a.memory_limit);
-  return s;
-}
-
-std::string rerun_command(const CheckArgs& a, uint64_t seed) {
-  std::string s = shell_quote(a.program) + " check";
-  for (const std::string& p : a.plugins) s += " --plugin " + shell_quote(p);
-  for (const std::string& i : a.impls) s += " --impl " + shell_quote(i);
-  for (const std::string& l : a.laws) s += " --law " + shell_quote(l);
-  s += generation_flags(a);
   s += " --seed " + std::to_string(seed);
-  if (!a.json_path.empty()) s += " --json " + shell_quote(a.json_path);
-  if (!a.junit_path.empty()) s += " --junit " + shell_quote(a.junit_path);
+  if (focus) return s;
+  for (const ReportFormat& f : report_formats())
+    if (const std::string path = report_path(a, f.key); !path.empty()) s += " " + std::string(f.flag) + " " + shell_quote(path);
   if (!a.save_failures_dir.empty()) s += " --save-failures " + shell_quote(a.save_failures_dir);
   return s;
 }
@@ -170,23 +180,23 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
 int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   const std::optional<std::vector<DType>> dtypes = parse_dtypes(a.dtype);
   if (!dtypes) {
-    err << "attncheck check: bad --dtype '" << a.dtype << "'; choose f32, f64, f16, bf16 or all\n";
+    err << "attncheck check: bad --dtype '" << a.dtype << "'; choose " << dtype_names() << " or all\n";
     return 2;
   }
   PluginOptions plugin_options;
   for (const std::string& bad :
        {cases_problem(a.cases), plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
-        report_paths_problem(a.json_path, a.junit_path), budget_problem(a.budget_seconds)})
+        report_paths_problem(a.reports), budget_problem(a.budget_seconds)})
     if (!bad.empty()) {
       err << "attncheck check: " << bad << "\n";
       return 2;
     }
   std::vector<const Law*> laws;
   if (!choose_laws(a, laws, err)) return 2;
-  if ((!a.json_path.empty() && !writable(a.json_path, false, err, "--json")) ||
-      (!a.junit_path.empty() && !writable(a.junit_path, false, err, "--junit")) ||
-      (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")))
-    return 2;
+  for (const ReportFormat& f : report_formats())
+    if (const std::string path = report_path(a, f.key); !path.empty() && !writable(path, false, err, f.flag.data()))
+      return 2;
+  if (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")) return 2;
   std::vector<Target> targets;
   if (!choose_targets(a, plugin_options, targets, err)) return 2;
 
@@ -229,8 +239,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.save_failures_dir = a.save_failures_dir;
     s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };
     s.reproduce = [&, flag = t.flag](const std::string& law) {
-      return shell_quote(a.program) + " check " + flag + " --law " + law + generation_flags(a) + " --seed " +
-             std::to_string(report.seed);
+      return rerun_command(a, report.seed, Focus{flag, law});
     };
     out << "checking " << t.impl->name() << " (" << t.impl->source() << "): " << laws.size() << " law(s), " << a.cases
         << " cases each ..." << std::flush;
@@ -249,17 +258,16 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   print_verdict(report, out);
   out << "seed: " << report.seed << "\n";
 
-  auto write = [&](const std::string& path, const char* what, auto&& writer) {
-    if (path.empty()) return;
+  for (const ReportFormat& f : report_formats()) {
+    const std::string path = report_path(a, f.key);
+    if (path.empty()) continue;
     try {
-      writer(report, path);
-      out << "wrote " << what << " report to " << path << "\n";
+      f.write(report, path);
+      out << "wrote " << f.title << " report to " << path << "\n";
     } catch (const std::exception& e) {
       errors.push_back(e.what());
     }
-  };
-  write(a.json_path, "JSON", write_json_report);
-  write(a.junit_path, "JUnit", write_junit_report);
+  }
   for (const std::string& e : errors) err << "attncheck check: " << e << "\n";
   if (!errors.empty()) return 2;
   if (report.default_run) return report.expectations_held() ? 0 : 1;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "plugin/plugin_host.h"
+#include "report/report_formats.h"
 
 namespace attncheck {
 
@@ -38,8 +39,7 @@ struct CheckArgs {
   int load_timeout_ms = kDefaultLoadTimeoutMs;  // --load-timeout-ms N: loading a plugin, each restart
   std::string memory_limit;            // --memory-limit SIZE; empty: default_memory_limit_bytes()
   double budget_seconds = 0;           // --budget SECONDS: bound on the whole run; 0: none
-  std::string json_path;               // --json FILE
-  std::string junit_path;              // --junit FILE
+  ReportPaths reports;                 // --json FILE, --junit FILE, ...: one per row of report_formats()
   std::string save_failures_dir;       // --save-failures DIR
   std::string program = "attncheck";   // argv[0], for the commands it prints
 };

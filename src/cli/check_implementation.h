@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "report/run_report.h"
 
 namespace attncheck {
@@ -40,10 +40,5 @@ ImplementationResult check_implementation(Implementation& impl, const std::vecto
 // laws see independent cases, and `--law L --seed S` repeats exactly what law
 // L saw in the full run with seed S.
 uint64_t law_seed(uint64_t run_seed, std::string_view law);
-
-// The process law that judges a fault: crash -> no_crash, timeout ->
-// no_timeout, out_of_bounds_write -> no_out_of_bounds_write,
-// unwritten_output -> writes_every_output; "" for anything else.
-std::string process_law_for(CallStatus s);
 
 }  // namespace attncheck

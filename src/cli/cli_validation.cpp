@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 namespace attncheck {
 
@@ -62,16 +64,22 @@ std::string budget_problem(double seconds) {
   return "";
 }
 
-std::string report_paths_problem(const std::string& json_path, const std::string& junit_path) {
-  if (json_path == "-") return "--json -: reports are written to files; give a file name";
-  if (junit_path == "-") return "--junit -: reports are written to files; give a file name";
-  if (json_path.empty() || junit_path.empty()) return "";
+std::string report_paths_problem(const ReportPaths& paths) {
   namespace fs = std::filesystem;
-  std::error_code ec1, ec2;
-  const fs::path a = fs::weakly_canonical(fs::absolute(json_path), ec1);
-  const fs::path b = fs::weakly_canonical(fs::absolute(junit_path), ec2);
-  if (!ec1 && !ec2 && a == b)
-    return "--json and --junit name the same file (" + json_path + "): one would overwrite the other";
+  std::vector<std::pair<std::string, fs::path>> seen;  // flag, canonical path
+  for (const ReportFormat& f : report_formats()) {
+    const auto it = paths.find(f.key);
+    if (it == paths.end() || it->second.empty()) continue;
+    const std::string flag(f.flag);
+    if (it->second == "-") return flag + " -: reports are written to files; give a file name";
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(fs::absolute(it->second), ec);
+    if (ec) continue;  // the writability check names it
+    for (const auto& [other, p] : seen)
+      if (p == canonical)
+        return other + " and " + flag + " name the same file (" + it->second + "): one would overwrite the other";
+    seen.emplace_back(flag, canonical);
+  }
   return "";
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "plugin/plugin_host.h"
+#include "report/report_formats.h"
 
 namespace attncheck {
 
@@ -33,8 +34,9 @@ std::string cases_problem(int cases);
 // --budget SECONDS: 0 (none) or more.
 std::string budget_problem(double seconds);
 
-// --json and --junit: a file each ("-" is not one), and not the same file twice.
-std::string report_paths_problem(const std::string& json_path, const std::string& junit_path);
+// The report flags (--json, --junit, ...): a file each ("-" is not one), and
+// no file named by two of them.
+std::string report_paths_problem(const ReportPaths& paths);
 
 // The first word of the command line when it names no command (it does not
 // start with '-' and is not check, replay or list): the message naming it and

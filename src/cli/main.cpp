@@ -11,6 +11,8 @@
 #include "cli/cli_validation.h"
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
+#include "problem/dtype.h"
+#include "report/report_formats.h"
 
 #ifndef ATTNCHECK_VERSION
 #define ATTNCHECK_VERSION "0.1.0"
@@ -31,7 +33,7 @@ int main(int argc, char** argv) {
   c->add_option("--plugin", check.plugins, "shared library exporting the plugin ABI (repeatable)")->type_name("PATH");
   c->add_option("--impl", check.impls, "built-in implementation, see `attncheck list` (repeatable)")->type_name("NAME");
   c->add_option("--law", check.laws, "check only this law (repeatable; default: every law)")->type_name("NAME");
-  c->add_option("--dtype", check.dtype, "f32|f64|f16|bf16|all, or a comma list; drawn per case")
+  c->add_option("--dtype", check.dtype, dtype_names("|") + "|all, or a comma list; drawn per case")
       ->type_name("DTYPE")
       ->capture_default_str();
   c->add_option("--cases", check.cases, "generated cases per law")->type_name("N")->capture_default_str();
@@ -56,8 +58,8 @@ int main(int argc, char** argv) {
   c->add_option("--budget", check.budget_seconds,
                 "bound on the whole run: past it nothing is called, the report says so (default: none)")
       ->type_name("SECONDS");
-  c->add_option("--json", check.json_path, "write the JSON report here")->type_name("FILE");
-  c->add_option("--junit", check.junit_path, "write a JUnit XML report here")->type_name("FILE");
+  for (const ReportFormat& f : report_formats())
+    c->add_option(std::string(f.flag), check.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
   c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")
       ->type_name("DIR");
 

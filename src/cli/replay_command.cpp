@@ -9,7 +9,7 @@
 #include "cli/cli_validation.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "plugin/plugin_host.h"
 
 namespace attncheck {

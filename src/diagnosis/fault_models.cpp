@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "oracle/oracle.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -20,29 +21,6 @@ Prediction by_oracle(const Problem& expressed) {
   OracleResult o = oracle(expressed);
   judge_empty_rows_as_zeros(o);  // a model predicts exact zeros for rows that see nothing
   return {std::move(o.exact), std::move(o.bound)};
-}
-
-// Logit of query i and key j of head bh, in long double (NaN-free inputs).
-LD logit(const Problem& p, int64_t bh, int64_t i, int64_t j) {
-  LD dot = 0;
-  for (int64_t d = 0; d < p.shape.head_dim; ++d)
-    dot += static_cast<LD>(p.q[p.q_at(bh, i, d)]) * static_cast<LD>(p.k[p.k_at(bh, j, d)]);
-  return static_cast<LD>(p.effective_scale()) * dot;
-}
-
-// A mask with `allow(bh, i, j)` ANDed into p's own; the causal rule is dropped
-// when `drop_causal` (the mask then carries what the model wants of it).
-template <class Allow>
-Problem with_mask(const Problem& p, bool drop_causal, Allow allow) {
-  Problem r = p;
-  const Shape& s = p.shape;
-  r.mask.assign(s.mask_size(), 0);
-  if (drop_causal) r.causal = Causal::none;
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-    for (int64_t i = 0; i < s.q_len; ++i)
-      for (int64_t j = 0; j < s.kv_len; ++j)
-        r.mask[r.mask_at(bh, i, j)] = (!p.has_mask() || p.mask[p.mask_at(bh, i, j)]) && allow(bh, i, j);
-  return r;
 }
 
 // ---- scale faults ------------------------------------------------------------
@@ -74,7 +52,7 @@ std::optional<Prediction> scale_inverse_sqrt_value_dim(const Problem& p) {
 // range gives inf and inf/inf = NaN for the row; a sum past the largest value
 // gives zeros; all weights underflowing gives 0/0 = NaN. Else correct.
 std::optional<Prediction> no_max_subtraction(const Problem& p) {
-  const bool dbl = p.dtype == DType::f64;
+  const bool dbl = compute_dtype(p.dtype) == DType::f64;
   const LD big = dbl ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
   const LD tiny = dbl ? std::numeric_limits<double>::denorm_min() : std::numeric_limits<float>::denorm_min();
   Prediction pr = by_oracle(p);
@@ -87,7 +65,7 @@ std::optional<Prediction> no_max_subtraction(const Problem& p) {
       for (int64_t j = 0; j < s.kv_len; ++j) {
         if (!p.visible(bh, i, j)) continue;
         any = true;
-        const LD w = std::exp(logit(p, bh, i, j));
+        const LD w = std::exp(exact_logit(p, bh, i, j));
         if (w > big) overflow = true;
         if (w >= tiny / 2) all_under = false;
         sum += w;
@@ -115,9 +93,9 @@ std::optional<Prediction> softmax_over_queries(const Problem& p) {
     for (int64_t j = 0; j < s.kv_len; ++j) {
       LD m = -INFINITY, sum = 0;
       for (int64_t i = 0; i < s.q_len; ++i)
-        if (p.visible(bh, i, j)) m = std::max(m, logit(p, bh, i, j));
+        if (p.visible(bh, i, j)) m = std::max(m, exact_logit(p, bh, i, j));
       for (int64_t i = 0; i < s.q_len; ++i) {
-        w[i * s.kv_len + j] = p.visible(bh, i, j) ? std::exp(logit(p, bh, i, j) - m) : 0;
+        w[i * s.kv_len + j] = p.visible(bh, i, j) ? std::exp(exact_logit(p, bh, i, j) - m) : 0;
         sum += w[i * s.kv_len + j];
       }
       for (int64_t i = 0; i < s.q_len; ++i)
@@ -136,8 +114,7 @@ std::optional<Prediction> softmax_over_queries(const Problem& p) {
 // The founding "fix": out[i][c] = sum over visible j of v[j][c] * q[i][c % head_dim].
 std::optional<Prediction> softmax_weights_dropped(const Problem& p) {
   const Shape& s = p.shape;
-  const bool half = p.dtype == DType::f16 || p.dtype == DType::bf16;
-  const double u = half ? unit_roundoff(DType::f32) : unit_roundoff(p.dtype);
+  const double u = unit_roundoff(compute_dtype(p.dtype));
   Prediction pr{std::vector<double>(s.out_size()), std::vector<double>(s.out_size())};
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i)
@@ -172,7 +149,9 @@ std::optional<Prediction> causal_alignment_swapped(const Problem& p) {
 
 std::optional<Prediction> causal_off_by_one(const Problem& p) {
   if (p.causal == Causal::none) return std::nullopt;
-  return by_oracle(with_mask(p, true, [&p](int64_t, int64_t i, int64_t j) {
+  Problem r = p;
+  r.causal = Causal::none;
+  return by_oracle(with_mask_anded(r, [&p](int64_t, int64_t i, int64_t j) {
     return p.causal_allows(i, j) || p.causal_allows(i, j - 1);
   }));
 }
@@ -197,9 +176,9 @@ std::optional<Prediction> mask_after_softmax(const Problem& p) {
     for (int64_t i = 0; i < s.q_len; ++i) {
       LD m = -INFINITY, sum = 0;
       for (int64_t j = 0; j < s.kv_len; ++j)
-        if (p.causal_allows(i, j)) m = std::max(m, logit(p, bh, i, j));
+        if (p.causal_allows(i, j)) m = std::max(m, exact_logit(p, bh, i, j));
       for (int64_t j = 0; j < s.kv_len; ++j) {
-        w[j] = p.causal_allows(i, j) ? std::exp(logit(p, bh, i, j) - m) : 0;
+        w[j] = p.causal_allows(i, j) ? std::exp(exact_logit(p, bh, i, j) - m) : 0;
         sum += w[j];
       }
       for (int64_t c = 0; c < s.value_dim; ++c) {
@@ -218,9 +197,7 @@ std::optional<Prediction> nan_for_empty_rows(const Problem& p) {
   bool any = false;
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i) {
-      bool sees = false;
-      for (int64_t j = 0; j < s.kv_len && !sees; ++j) sees = p.visible(bh, i, j);
-      if (sees) continue;
+      if (p.row_sees_any_key(bh, i)) continue;
       any = true;
       for (int64_t c = 0; c < s.value_dim; ++c) pr.out[p.out_at(bh, i, c)] = kNaN;
     }
@@ -232,7 +209,7 @@ std::optional<Prediction> nan_for_empty_rows(const Problem& p) {
 
 std::optional<Prediction> last_key_dropped(const Problem& p) {
   const int64_t last = p.shape.kv_len - 1;
-  return by_oracle(with_mask(p, false, [last](int64_t, int64_t, int64_t j) { return j != last; }));
+  return by_oracle(with_mask_anded(p, [last](int64_t, int64_t, int64_t j) { return j != last; }));
 }
 
 std::optional<Prediction> kv_swapped(const Problem& p) {

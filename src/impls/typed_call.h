@@ -25,6 +25,7 @@
 #include <Eigen/Core>
 
 #include "attncheck/plugin.h"
+#include "problem/visibility.h"
 
 namespace attncheck {
 
@@ -42,17 +43,6 @@ int report(char* err, std::size_t err_len, int code, const char* format, Args...
   else
     std::snprintf(err, err_len, format, args...);
   return code;
-}
-
-// Number of leading keys [0, end) the causal rule leaves to query row i;
-// the result may be <= 0 (the row sees nothing) or >= kv_len (sees all).
-inline int64_t causal_key_end(attncheck_causal causal, int64_t q_len, int64_t kv_len, int64_t i) {
-  switch (causal) {
-    case ATTNCHECK_CAUSAL_TOP_LEFT: return i + 1;                        // j <= i
-    case ATTNCHECK_CAUSAL_BOTTOM_RIGHT: return i + kv_len - q_len + 1;   // j <= i + kv_len - q_len
-    case ATTNCHECK_CAUSAL_NONE: break;
-  }
-  return kv_len;
 }
 
 // A typed view of one call: same fields as attncheck_call, pointers cast to T.

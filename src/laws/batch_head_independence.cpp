@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
-#include "laws/problem_transforms.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -22,9 +22,10 @@ Law law_batch_head_independence() {
   law.check = [](Implementation& impl, const Problem& p) {
     const Shape& s = p.shape;
     if (s.batch * s.heads == 1) return Verdict::not_applicable("batch * heads == 1: nothing to separate");
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const OracleResult o = oracle(p);
+    CheckedRun run;
+    if (auto bad = run_with_oracle(impl, p, run)) return *bad;
+    const std::vector<double>& out = run.out;
+    const OracleResult& o = run.oracle;
     const int64_t per_head = s.q_len * s.value_dim;
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
       const Problem alone = head_alone(p, bh);

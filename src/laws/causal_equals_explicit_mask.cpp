@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -23,12 +24,7 @@ Law law_causal_equals_explicit_mask() {
     for (Causal rule : {Causal::top_left, Causal::bottom_right}) {
       Problem by_rule = base;
       by_rule.causal = rule;
-      Problem by_mask = by_rule;
-      by_mask.causal = Causal::none;
-      by_mask.mask.assign(s.mask_size(), 0);
-      for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-        for (int64_t i = 0; i < s.q_len; ++i)
-          for (int64_t j = 0; j < s.kv_len; ++j) by_mask.mask[by_mask.mask_at(bh, i, j)] = by_rule.visible(bh, i, j);
+      const Problem by_mask = with_causal_as_mask(by_rule);
 
       std::vector<double> a, b;
       if (auto bad = run_for(impl, by_rule, a)) return *bad;

@@ -25,12 +25,6 @@ double altered(DType t, double x) {
   return std::isfinite(y) && std::abs(y) <= max_finite(t) / 4 ? y : -x;
 }
 
-// Number of leading keys the causal rule leaves to row i (may be <= 0 or >= kv_len).
-int64_t horizon(const Problem& p, int64_t i) {
-  const Shape& s = p.shape;
-  return p.causal == Causal::top_left ? i + 1 : i + s.kv_len - s.q_len + 1;
-}
-
 }  // namespace
 
 Law law_causal_prefix_consistency() {
@@ -42,8 +36,8 @@ Law law_causal_prefix_consistency() {
     if (p.causal == Causal::none) p.causal = Causal::top_left;
     const Shape& s = p.shape;
     // Cut t: keys [t, kv_len) change. Horizons run from horizon(0) to horizon(q_len-1).
-    const int64_t lo = std::max<int64_t>(1, horizon(p, 0));
-    const int64_t hi = std::min<int64_t>(s.kv_len - 1, horizon(p, s.q_len - 1));
+    const int64_t lo = std::max<int64_t>(1, p.causal_key_end(0));
+    const int64_t hi = std::min<int64_t>(s.kv_len - 1, p.causal_key_end(s.q_len - 1));
     if (lo > hi) return Verdict::not_applicable("no query row's causal horizon ends before the last key");
     const int64_t t = (lo + hi) / 2;
 
@@ -62,7 +56,7 @@ Law law_causal_prefix_consistency() {
     int64_t judged = 0;
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
       for (int64_t i = 0; i < s.q_len; ++i) {
-        const bool blind = horizon(p, i) <= t;
+        const bool blind = p.causal_key_end(i) <= t;
         judged += blind;
         for (int64_t c = 0; c < s.value_dim; ++c)
           if (!blind) ob.bound[p.out_at(bh, i, c)] = oa.bound[p.out_at(bh, i, c)] = INFINITY;
@@ -70,7 +64,7 @@ Law law_causal_prefix_consistency() {
     if (judged == 0) return Verdict::not_applicable("no query row is blind to the changed keys");
     if (auto m = mismatch(p, before, ob.bound, after, oa.bound, "before", "after")) {
       std::ostringstream os;
-      os << "changing keys " << t << ".." << s.kv_len - 1 << " (hidden from rows 0.." << t - 1 - (horizon(p, 0) - 1)
+      os << "changing keys " << t << ".." << s.kv_len - 1 << " (hidden from rows 0.." << t - 1 - (p.causal_key_end(0) - 1)
          << " by the " << causal_name(p.causal) << " rule) changed those rows: " << *m;
       return Verdict::fail(os.str());
     }

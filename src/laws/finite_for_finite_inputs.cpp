@@ -42,22 +42,18 @@ Law law_finite_for_finite_inputs() {
     std::vector<double> out;
     if (auto bad = run_for(impl, p, out)) return *bad;
     const Shape& s = p.shape;
-    int64_t judged = 0, violations = 0, first = -1;
+    Tally tally;
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
       for (int64_t i = 0; i < s.q_len; ++i) {
         if (!row_in_finite_domain(p, bh, i)) continue;
-        ++judged;
+        tally.judge();
         for (int64_t c = 0; c < s.value_dim; ++c)
-          if (!std::isfinite(out[p.out_at(bh, i, c)])) {
-            ++violations;
-            if (first < 0) first = p.out_at(bh, i, c);
-          }
+          if (!std::isfinite(out[p.out_at(bh, i, c)])) tally.record_first(p.out_at(bh, i, c));
       }
-    if (judged == 0) return Verdict::not_applicable("no row is inside the representable domain");
-    if (first < 0) return Verdict::pass();
+    if (auto v = tally.settled("no row is inside the representable domain")) return *v;
     std::ostringstream m;
-    m << violations << " output element(s) not finite in rows inside the representable domain; first "
-      << output_element(p, first) << " = " << num(out[first]);
+    m << tally.violations << " output element(s) not finite in rows inside the representable domain; first "
+      << output_element(p, tally.at) << " = " << num(out[tally.at]);
     return Verdict::fail(m.str());
   };
   return law;

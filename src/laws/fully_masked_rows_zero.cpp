@@ -16,33 +16,18 @@
 #include <sstream>
 
 #include "laws/law_support.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
 namespace {
-
-// Keeps keys [0, n) of every head (k, v, mask columns).
-Problem first_keys(const Problem& p, int64_t n) {
-  const Shape& s = p.shape;
-  Problem r = p;
-  r.shape.kv_len = n;
-  r.k.clear(); r.v.clear(); r.mask.clear();
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t d = 0; d < s.head_dim; ++d) r.k.push_back(p.k[p.k_at(bh, j, d)]);
-      for (int64_t c = 0; c < s.value_dim; ++c) r.v.push_back(p.v[p.v_at(bh, j, c)]);
-    }
-  return r;
-}
 
 // Fails when a row of `p` that sees no key is not all zeros in `out`.
 std::optional<std::string> nonzero_empty_row(const Problem& p, const std::vector<double>& out, int64_t& empty) {
   const Shape& s = p.shape;
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i) {
-      bool sees = false;
-      for (int64_t j = 0; j < s.kv_len && !sees; ++j) sees = p.visible(bh, i, j);
-      if (sees) continue;
+      if (p.row_sees_any_key(bh, i)) continue;
       ++empty;
       for (int64_t c = 0; c < s.value_dim; ++c) {
         const double x = out[p.out_at(bh, i, c)];
@@ -67,14 +52,10 @@ Law law_fully_masked_rows_zero() {
   law.check = [](Implementation& impl, const Problem& base) {
     const Shape& s = base.shape;
     std::vector<Problem> cases;
-    Problem masked = base;
-    if (!masked.has_mask()) masked.mask.assign(s.mask_size(), 1);
-    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-      for (int64_t i = 0; i < s.q_len; i += 3)
-        for (int64_t j = 0; j < s.kv_len; ++j) masked.mask[masked.mask_at(bh, i, j)] = 0;
-    cases.push_back(std::move(masked));
+    cases.push_back(with_mask_anded(base, [](int64_t, int64_t i, int64_t) { return i % 3 != 0; }));
     if (s.q_len >= 2) {
-      Problem late = first_keys(base, std::min(s.kv_len, s.q_len - 1));
+      Problem late = with_keys(base, 0, std::min(s.kv_len, s.q_len - 1));
+      late.mask.clear();
       late.causal = Causal::bottom_right;
       cases.push_back(std::move(late));
     }

@@ -12,7 +12,7 @@
 // Cannot catch: faults symmetric in the keys (wrong scale, no max subtraction,
 // K and V swapped, a mask ignored altogether).
 #include "laws/law_support.h"
-#include "laws/problem_transforms.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 

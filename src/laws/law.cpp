@@ -18,4 +18,16 @@ const Law* find_law(std::string_view name) {
   return nullptr;
 }
 
+const Law* process_law_for(CallStatus s) {
+  if (s == CallStatus::ok) return nullptr;
+  for (const Law& l : all_laws())
+    if (l.judges_fault == s) return &l;
+  return nullptr;
+}
+
+bool is_process_law(std::string_view name) {
+  const Law* law = find_law(name);
+  return law && law->is_process_law();
+}
+
 }  // namespace attncheck

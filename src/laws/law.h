@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "impls/implementation.h"
-#include "problem/generators.h"
+#include "problem/gen_options.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -49,11 +49,26 @@ struct Law {
   // computing attention on finite inputs (NaN propagation) is opt-in: correct
   // code that maps an unusable row to zeros must not fail the default check.
   bool in_default_catalogue = true;
+  // A process law judges the implementation as a program: it fails on calls
+  // that end with this status (crash, timeout, bad write, unwritten output),
+  // whichever law's case provoked them. CallStatus::ok for every other law.
+  CallStatus judges_fault = CallStatus::ok;
+
+  bool is_process_law() const { return judges_fault != CallStatus::ok; }
 };
 
 // Every law, in the order reports list them.
 const std::vector<Law>& all_laws();
 const Law* find_law(std::string_view name);
+// The process law that judges calls ending with `s`; nullptr when none does.
+const Law* process_law_for(CallStatus s);
+// The law of that name is a process law.
+bool is_process_law(std::string_view name);
+
+// Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
+inline Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
+  return law.check(impl, problem);
+}
 
 // Runs the implementation and turns an unusable outcome into the verdict a law
 // returns for it: unsupported, fault (crash, hang, bad write: the process laws

@@ -1,5 +1,6 @@
 #include "laws/law_support.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -10,6 +11,40 @@ std::optional<Verdict> run_for(Implementation& impl, const Problem& p, std::vect
   if (auto bad = unusable(o)) return bad;
   out = std::move(o.out);
   return std::nullopt;
+}
+
+std::optional<Verdict> run_with_oracle(Implementation& impl, const Problem& p, CheckedRun& run) {
+  if (auto bad = run_for(impl, p, run.out)) return bad;
+  run.oracle = oracle(p);
+  return std::nullopt;
+}
+
+Verdict oracle_verdict(const Problem& p, const CheckedRun& run, const std::string& lead, const std::string& what,
+                       const std::string& expected) {
+  const Comparison c = compare_to_oracle(p, run.oracle, run.out);
+  if (c.ok) return Verdict::pass();
+  const int64_t k = c.worst_index;
+  std::ostringstream m;
+  m << lead << c.violations << " element(s) " << what << "; worst " << output_element(p, k) << ": got "
+    << num(run.out[k]) << ", " << expected << " " << num(run.oracle.exact[k]) << ", allowed difference "
+    << num(run.oracle.bound[k]);
+  return Verdict::fail(m.str());
+}
+
+Law weights_law(std::string name, std::string statement, WeightsCheck check,
+                std::function<Problem(const Problem&)> prepare) {
+  Law law;
+  law.name = std::move(name);
+  law.statement = std::move(statement);
+  law.tailor = [](GenOptions& g) { g.max_kv_len = std::min(g.max_kv_len, kMaxIdentityKeys); };
+  law.check = [check = std::move(check), prepare = std::move(prepare)](Implementation& impl, const Problem& base) {
+    if (base.shape.kv_len > kMaxIdentityKeys) return Verdict::not_applicable("kv_len above kMaxIdentityKeys");
+    const Problem p = with_identity_values(prepare ? prepare(base) : base);
+    std::vector<double> weights;
+    if (auto bad = run_for(impl, p, weights)) return *bad;
+    return check(p, weights);
+  };
+  return law;
 }
 
 std::string output_element(const Problem& p, int64_t flat) {

@@ -56,11 +56,12 @@ Law law_logit_shift_invariance() {
     p.scale = round_to(p.dtype, p.effective_scale());
     if (!std::isfinite(p.scale) || p.scale == 0)
       return Verdict::not_applicable("scale " + num(p.scale) + " does not turn a column into a logit shift");
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const OracleResult o = oracle(p);
+    CheckedRun run;
+    if (auto bad = run_with_oracle(impl, p, run)) return *bad;
+    const std::vector<double>& out = run.out;
+    const OracleResult& o = run.oracle;
 
-    const DType working = (p.dtype == DType::f64) ? DType::f64 : DType::f32;
+    const DType working = compute_dtype(p.dtype);
     const double shift = 1.2 * std::log(max_finite(working));
     int judged = 0;
     for (double direction : {+1.0, -1.0}) {

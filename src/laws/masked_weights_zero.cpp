@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
-#include "laws/problem_transforms.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -50,38 +50,30 @@ Problem with_derived_mask(const Problem& p) {
 }  // namespace
 
 Law law_masked_weights_zero() {
-  Law law;
-  law.name = "masked_weights_zero";
-  law.statement = "with V = identity, the weight of every key a row cannot see (mask or causal rule) is exactly 0";
-  law.tailor = [](GenOptions& g) { g.max_kv_len = std::min(g.max_kv_len, kMaxIdentityKeys); };
-  law.check = [](Implementation& impl, const Problem& base) {
-    if (base.shape.kv_len > kMaxIdentityKeys) return Verdict::not_applicable("kv_len above kMaxIdentityKeys");
-    const Problem p = with_identity_values(hides_some_key(base) ? base : with_derived_mask(base));
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const Shape& s = p.shape;
-    int64_t judged = 0, violations = 0, first = -1;
-    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-      for (int64_t i = 0; i < s.q_len; ++i) {
-        if (!row_in_finite_domain(p, bh, i)) continue;
-        for (int64_t j = 0; j < s.kv_len; ++j) {
-          if (p.visible(bh, i, j)) continue;
-          ++judged;
-          if (out[p.out_at(bh, i, j)] != 0) {  // NaN included
-            ++violations;
-            if (first < 0) first = p.out_at(bh, i, j);
+  return weights_law(
+      "masked_weights_zero",
+      "with V = identity, the weight of every key a row cannot see (mask or causal rule) is exactly 0",
+      [](const Problem& p, const std::vector<double>& weights) {
+        const Shape& s = p.shape;
+        Tally tally;
+        for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+          for (int64_t i = 0; i < s.q_len; ++i) {
+            if (!row_in_finite_domain(p, bh, i)) continue;
+            for (int64_t j = 0; j < s.kv_len; ++j) {
+              if (p.visible(bh, i, j)) continue;
+              tally.judge();
+              if (weights[p.out_at(bh, i, j)] != 0) tally.record_first(p.out_at(bh, i, j));  // NaN included
+            }
           }
-        }
-      }
-    if (judged == 0) return Verdict::not_applicable("no hidden key in a row inside the representable domain");
-    if (first < 0) return Verdict::pass();
-    std::ostringstream m;
-    m << violations << " hidden key(s) got a nonzero weight; first " << output_element(p, first) << " (key "
-      << first % s.value_dim << ", hidden by " << (p.causal_allows((first / s.value_dim) % s.q_len, first % s.value_dim) ? "the mask" : "the causal rule")
-      << "): got " << num(out[first]) << ", must be exactly 0";
-    return Verdict::fail(m.str());
-  };
-  return law;
+        if (auto v = tally.settled("no hidden key in a row inside the representable domain")) return *v;
+        const int64_t first = tally.at, i = (first / s.value_dim) % s.q_len, j = first % s.value_dim;
+        std::ostringstream m;
+        m << tally.violations << " hidden key(s) got a nonzero weight; first " << output_element(p, first) << " (key "
+          << j << ", hidden by " << (p.causal_allows(i, j) ? "the mask" : "the causal rule") << "): got "
+          << num(weights[first]) << ", must be exactly 0";
+        return Verdict::fail(m.str());
+      },
+      [](const Problem& base) { return hides_some_key(base) ? base : with_derived_mask(base); });
 }
 
 }  // namespace attncheck

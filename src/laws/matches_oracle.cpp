@@ -12,9 +12,10 @@ Law law_matches_oracle() {
   law.name = "matches_oracle";
   law.statement = "every output element is within the derived error bound of the high-precision oracle";
   law.check = [](Implementation& impl, const Problem& p) {
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const OracleResult o = oracle(p);
+    CheckedRun run;
+    if (auto bad = run_with_oracle(impl, p, run)) return *bad;
+    const std::vector<double>& out = run.out;
+    const OracleResult& o = run.oracle;
     const Comparison c = compare_to_oracle(p, o, out);
     if (c.ok) return Verdict::pass();
     const int64_t k = c.worst_index;

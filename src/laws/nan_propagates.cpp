@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -27,26 +28,14 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Logits of row (bh, i) in double, -inf for keys it does not see.
-std::vector<double> logits(const Problem& p, int64_t bh, int64_t i) {
-  std::vector<double> s(p.shape.kv_len, -INFINITY);
-  for (int64_t j = 0; j < p.shape.kv_len; ++j) {
-    if (!p.visible(bh, i, j)) continue;
-    double dot = 0;
-    for (int64_t d = 0; d < p.shape.head_dim; ++d) dot += p.q[p.q_at(bh, i, d)] * p.k[p.k_at(bh, j, d)];
-    s[j] = p.effective_scale() * dot;
-  }
-  return s;
-}
-
 // Weight of key j in row (bh, i), in double.
 double weight(const Problem& p, int64_t bh, int64_t i, int64_t j) {
-  const std::vector<double> s = logits(p, bh, i);
-  double m = -INFINITY, sum = 0;
-  for (double x : s) m = std::max(m, x);
+  const std::vector<long double> s = row_logits(p, bh, i);
+  long double m = -INFINITY, sum = 0;
+  for (long double x : s) m = std::max(m, x);
   if (!std::isfinite(m) || !std::isfinite(s[j])) return 0;
-  for (double x : s) sum += std::exp(x - m);
-  return std::exp(s[j] - m) / sum;
+  for (long double x : s) sum += std::exp(x - m);
+  return static_cast<double>(std::exp(s[j] - m) / sum);
 }
 
 // The first element of `out` in the listed positions that is not NaN, if any.
@@ -71,11 +60,10 @@ Law law_nan_propagates() {
     int64_t bh = -1, i = -1;
     for (int64_t t = 0; t < rows && bh < 0; ++t) {
       const int64_t r = (t + s.kv_len + s.head_dim) % rows;
-      for (int64_t j = 0; j < s.kv_len; ++j)
-        if (p.visible(r / s.q_len, r % s.q_len, j)) { bh = r / s.q_len; i = r % s.q_len; break; }
+      if (p.row_sees_any_key(r / s.q_len, r % s.q_len)) { bh = r / s.q_len; i = r % s.q_len; }
     }
     if (bh < 0) return Verdict::not_applicable("no row sees a key");
-    const std::vector<double> s_row = logits(p, bh, i);
+    const std::vector<long double> s_row = row_logits(p, bh, i);
     int64_t last = 0, heaviest = -1;
     for (int64_t j = 0; j < s.kv_len; ++j)
       if (p.visible(bh, i, j)) {

@@ -23,19 +23,18 @@ Law law_output_in_value_hull() {
   law.name = "output_in_value_hull";
   law.statement = "each output element lies between the smallest and largest visible value of its column";
   law.check = [](Implementation& impl, const Problem& p) {
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const OracleResult o = oracle(p);
+    CheckedRun run;
+    if (auto bad = run_with_oracle(impl, p, run)) return *bad;
     const Shape& s = p.shape;
-    int64_t judged = 0, violations = 0, worst = -1;
-    double worst_excess = 0, worst_lo = 0, worst_hi = 0;
+    Tally tally;
+    double worst_lo = 0, worst_hi = 0;
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
       for (int64_t i = 0; i < s.q_len; ++i)
         for (int64_t c = 0; c < s.value_dim; ++c) {
           const int64_t at = p.out_at(bh, i, c);
-          const double tol = o.bound[at];
+          const double tol = run.oracle.bound[at], got = run.out[at];
           if (std::isinf(tol)) continue;  // outside the representable domain
-          ++judged;
+          tally.judge();
           double lo = INFINITY, hi = -INFINITY;
           for (int64_t j = 0; j < s.kv_len; ++j)
             if (p.visible(bh, i, j)) {
@@ -43,18 +42,15 @@ Law law_output_in_value_hull() {
               hi = std::max(hi, p.v[p.v_at(bh, j, c)]);
             }
           if (lo > hi) continue;  // sees nothing: judged by fully_masked_rows_zero
-          const double excess = std::isnan(out[at]) ? INFINITY : std::max(lo - tol - out[at], out[at] - hi - tol);
-          if (excess > 0) {
-            ++violations;
-            if (worst < 0 || excess > worst_excess) { worst = at; worst_excess = excess; worst_lo = lo; worst_hi = hi; }
-          }
+          const double excess = std::isnan(got) ? INFINITY : std::max(lo - tol - got, got - hi - tol);
+          if (excess > 0 && tally.record_worst(at, excess)) { worst_lo = lo; worst_hi = hi; }
         }
-    if (judged == 0) return Verdict::not_applicable("no row is inside the representable domain");
-    if (worst < 0) return Verdict::pass();
+    if (auto v = tally.settled("no row is inside the representable domain")) return *v;
+    const int64_t worst = tally.at;
     std::ostringstream m;
-    m << violations << " element(s) outside the hull of the visible values; worst " << output_element(p, worst)
-      << ": got " << num(out[worst]) << ", visible values span [" << num(worst_lo) << ", " << num(worst_hi)
-      << "], allowed difference " << num(o.bound[worst]);
+    m << tally.violations << " element(s) outside the hull of the visible values; worst " << output_element(p, worst)
+      << ": got " << num(run.out[worst]) << ", visible values span [" << num(worst_lo) << ", " << num(worst_hi)
+      << "], allowed difference " << num(run.oracle.bound[worst]);
     return Verdict::fail(m.str());
   };
   return law;

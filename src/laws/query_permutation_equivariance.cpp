@@ -11,7 +11,7 @@
 // subtraction, a dropped key, K and V swapped) or that follow a row's
 // position through the causal rule (left to causal_equals_explicit_mask).
 #include "laws/law_support.h"
-#include "laws/problem_transforms.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 

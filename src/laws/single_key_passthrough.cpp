@@ -38,18 +38,10 @@ Law law_single_key_passthrough() {
         ++judged;
       }
     if (judged == 0) return Verdict::not_applicable("the causal rule hides every key from every row");
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
     // The oracle's exact output is the single visible value row.
-    const OracleResult o = oracle(p);
-    const Comparison c = compare_to_oracle(p, o, out);
-    if (c.ok) return Verdict::pass();
-    const int64_t k = c.worst_index;
-    std::ostringstream m;
-    m << c.violations << " element(s) of rows that see one key are not that key's value; worst "
-      << output_element(p, k) << ": got " << num(out[k]) << ", value " << num(o.exact[k]) << ", allowed difference "
-      << num(o.bound[k]);
-    return Verdict::fail(m.str());
+    CheckedRun run;
+    if (auto bad = run_with_oracle(impl, p, run)) return *bad;
+    return oracle_verdict(p, run, "", "of rows that see one key are not that key's value", "value");
   };
   return law;
 }

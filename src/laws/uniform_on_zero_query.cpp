@@ -22,19 +22,11 @@ Law law_uniform_on_zero_query() {
   law.check = [](Implementation& impl, const Problem& base) {
     Problem p = base;
     std::fill(p.q.begin(), p.q.end(), 0.0);
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
     // The oracle's exact output of this problem is the mean of the visible V rows;
     // its bound is what the dtype allows for averaging them.
-    const OracleResult o = oracle(p);
-    const Comparison c = compare_to_oracle(p, o, out);
-    if (c.ok) return Verdict::pass();
-    const int64_t k = c.worst_index;
-    std::ostringstream m;
-    m << "with q = 0, " << c.violations << " element(s) are not the mean of the visible values; worst "
-      << output_element(p, k) << ": got " << num(out[k]) << ", mean " << num(o.exact[k]) << ", allowed difference "
-      << num(o.bound[k]);
-    return Verdict::fail(m.str());
+    CheckedRun run;
+    if (auto bad = run_with_oracle(impl, p, run)) return *bad;
+    return oracle_verdict(p, run, "with q = 0, ", "are not the mean of the visible values", "mean");
   };
   return law;
 }

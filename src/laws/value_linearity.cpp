@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
-#include "laws/problem_transforms.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 

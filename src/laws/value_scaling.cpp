@@ -37,9 +37,10 @@ Law law_value_scaling() {
   law.name = "value_scaling";
   law.statement = "multiplying V by -1 or by a power of two multiplies the output by the same factor";
   law.check = [](Implementation& impl, const Problem& p) {
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const OracleResult o = oracle(p);
+    CheckedRun run;
+    if (auto bad = run_with_oracle(impl, p, run)) return *bad;
+    const std::vector<double>& out = run.out;
+    const OracleResult& o = run.oracle;
 
     // -1 always; then the first power of two that is exact for this problem:
     // a large one first (reaches the edges of the range), smaller ones after.

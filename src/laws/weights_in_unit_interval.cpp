@@ -18,37 +18,27 @@
 namespace attncheck {
 
 Law law_weights_in_unit_interval() {
-  Law law;
-  law.name = "weights_in_unit_interval";
-  law.statement = "with V = identity, every output element (an attention weight) lies in [0, 1]";
-  law.tailor = [](GenOptions& g) { g.max_kv_len = std::min(g.max_kv_len, kMaxIdentityKeys); };
-  law.check = [](Implementation& impl, const Problem& base) {
-    if (base.shape.kv_len > kMaxIdentityKeys) return Verdict::not_applicable("kv_len above kMaxIdentityKeys");
-    const Problem p = with_identity_values(base);
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const OracleResult o = oracle(p);
-    int64_t judged = 0, violations = 0, worst = -1;
-    double worst_excess = 0;
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      const double tol = o.bound[k];
-      if (std::isinf(tol)) continue;  // row outside the representable domain
-      ++judged;
-      // How far outside [-tol, 1 + tol]; NaN counts as infinitely far.
-      const double excess = std::isnan(out[k]) ? INFINITY : std::max(-tol - out[k], out[k] - 1 - tol);
-      if (excess > 0) {
-        ++violations;
-        if (worst < 0 || excess > worst_excess) { worst = static_cast<int64_t>(k); worst_excess = excess; }
-      }
-    }
-    if (judged == 0) return Verdict::not_applicable("no row is inside the representable domain");
-    if (worst < 0) return Verdict::pass();
-    std::ostringstream m;
-    m << violations << " weight(s) outside [0, 1]; worst " << output_element(p, worst) << " (key " << worst % p.shape.value_dim
-      << "): got " << num(out[worst]) << ", allowed [" << num(-o.bound[worst]) << ", " << num(1 + o.bound[worst]) << "]";
-    return Verdict::fail(m.str());
-  };
-  return law;
+  return weights_law(
+      "weights_in_unit_interval", "with V = identity, every output element (an attention weight) lies in [0, 1]",
+      [](const Problem& p, const std::vector<double>& weights) {
+        const OracleResult o = oracle(p);
+        Tally tally;
+        for (std::size_t k = 0; k < weights.size(); ++k) {
+          const double tol = o.bound[k];
+          if (std::isinf(tol)) continue;  // row outside the representable domain
+          tally.judge();
+          // How far outside [-tol, 1 + tol]; NaN counts as infinitely far.
+          const double excess = std::isnan(weights[k]) ? INFINITY : std::max(-tol - weights[k], weights[k] - 1 - tol);
+          if (excess > 0) tally.record_worst(static_cast<int64_t>(k), excess);
+        }
+        if (auto v = tally.settled("no row is inside the representable domain")) return *v;
+        const int64_t worst = tally.at;
+        std::ostringstream m;
+        m << tally.violations << " weight(s) outside [0, 1]; worst " << output_element(p, worst) << " (key "
+          << worst % p.shape.value_dim << "): got " << num(weights[worst]) << ", allowed [" << num(-o.bound[worst])
+          << ", " << num(1 + o.bound[worst]) << "]";
+        return Verdict::fail(m.str());
+      });
 }
 
 }  // namespace attncheck

@@ -10,39 +10,31 @@
 namespace attncheck {
 
 Law law_weights_sum_to_one() {
-  Law law;
-  law.name = "weights_sum_to_one";
-  law.statement = "with V = identity, each output row (the attention weights) sums to 1 when the row sees a key";
-  law.tailor = [](GenOptions& g) { g.max_kv_len = std::min(g.max_kv_len, kMaxIdentityKeys); };
-  law.check = [](Implementation& impl, const Problem& base) {
-    const Problem p = with_identity_values(base);
-    std::vector<double> out;
-    if (auto bad = run_for(impl, p, out)) return *bad;
-    const OracleResult o = oracle(p);
-    const Shape& s = p.shape;
-    int64_t judged = 0;
-    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-      for (int64_t i = 0; i < s.q_len; ++i) {
-        const int64_t row = bh * s.q_len + i;
-        if (!o.row_in_domain[row]) continue;  // sees nothing, or overflows
-        ++judged;
-        double sum = 0, tol = 0;
-        for (int64_t j = 0; j < s.kv_len; ++j) {
-          sum += out[p.out_at(bh, i, j)];
-          tol += o.bound[p.out_at(bh, i, j)];
-        }
-        tol += s.kv_len * std::ldexp(1.0, -52) * (1 + std::abs(sum));  // this check's own summation
-        if (!(std::abs(sum - 1) <= tol)) {
-          std::ostringstream m;
-          m << "weights of row " << output_row(p, bh, i) << " sum to " << num(sum)
-            << ", not 1 (allowed difference " << num(tol) << ")";
-          return Verdict::fail(m.str());
-        }
-      }
-    if (judged == 0) return Verdict::not_applicable("no row sees a key");
-    return Verdict::pass();
-  };
-  return law;
+  return weights_law(
+      "weights_sum_to_one", "with V = identity, each output row (the attention weights) sums to 1 when the row sees a key",
+      [](const Problem& p, const std::vector<double>& weights) {
+        const OracleResult o = oracle(p);
+        const Shape& s = p.shape;
+        Tally tally;
+        for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+          for (int64_t i = 0; i < s.q_len; ++i) {
+            if (!o.row_in_domain[bh * s.q_len + i]) continue;  // sees nothing, or overflows
+            tally.judge();
+            double sum = 0, tol = 0;
+            for (int64_t j = 0; j < s.kv_len; ++j) {
+              sum += weights[p.out_at(bh, i, j)];
+              tol += o.bound[p.out_at(bh, i, j)];
+            }
+            tol += s.kv_len * std::ldexp(1.0, -52) * (1 + std::abs(sum));  // this check's own summation
+            if (!(std::abs(sum - 1) <= tol)) {
+              std::ostringstream m;
+              m << "weights of row " << output_row(p, bh, i) << " sum to " << num(sum)
+                << ", not 1 (allowed difference " << num(tol) << ")";
+              return Verdict::fail(m.str());
+            }
+          }
+        return *tally.settled("no row sees a key");
+      });
 }
 
 }  // namespace attncheck

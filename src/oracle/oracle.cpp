@@ -28,9 +28,9 @@ struct Arithmetic {
 };
 
 Arithmetic arithmetic_of(DType t) {
-  const bool half = t == DType::f16 || t == DType::bf16;
-  const DType compute = half ? DType::f32 : t;
-  return {unit_roundoff(compute), half ? unit_roundoff(t) : 0.0, min_normal(compute), min_subnormal(t)};
+  const DType compute = compute_dtype(t);
+  const bool stored_narrower = compute != t;  // 16-bit storage of f32 arithmetic
+  return {unit_roundoff(compute), stored_narrower ? unit_roundoff(t) : 0.0, min_normal(compute), min_subnormal(t)};
 }
 
 // The oracle's own arithmetic, so its error is added to the bound too.
@@ -249,7 +249,7 @@ OracleResult oracle(const Problem& p) {
   RowScratch scratch;
   for (int64_t bh = 0; bh < sh.batch * sh.heads; ++bh)
     for (int64_t i = 0; i < sh.q_len; ++i) {
-      if (p.dtype == DType::f64) oracle_row<long double>(p, bh, i, scratch, o);
+      if (compute_dtype(p.dtype) == DType::f64) oracle_row<long double>(p, bh, i, scratch, o);
       else oracle_row<double>(p, bh, i, scratch, o);
     }
   return o;

@@ -1,6 +1,7 @@
 #include "problem/call_layout.h"
 
 #include <array>
+#include <bit>
 #include <cstring>
 #include <sstream>
 
@@ -12,32 +13,18 @@ std::size_t align_up(std::size_t n) {
   return (n + CallLayout::kAlign - 1) / CallLayout::kAlign * CallLayout::kAlign;
 }
 
-// Signalling NaNs: arithmetic only ever returns quiet NaNs, so a surviving
-// marker means the element was never written.
-constexpr uint32_t kPoisonF32 = 0x7FA5DEADu;
-constexpr uint64_t kPoisonF64 = 0x7FF5DEADBEEFDEADull;
-constexpr uint16_t kPoisonF16 = 0x7D5Bu;   // exponent all ones, quiet bit clear
-constexpr uint16_t kPoisonBF16 = 0x7FA5u;  // likewise for bfloat16
+// The dtype's signalling-NaN marker: arithmetic only ever returns quiet NaNs,
+// so a surviving marker means the element was never written.
+static_assert(std::endian::native == std::endian::little, "poison_bits are stored little-endian");
 
 void poison(DType t, uint8_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    switch (t) {
-      case DType::f32: std::memcpy(dst + 4 * i, &kPoisonF32, 4); break;
-      case DType::f64: std::memcpy(dst + 8 * i, &kPoisonF64, 8); break;
-      case DType::f16: std::memcpy(dst + 2 * i, &kPoisonF16, 2); break;
-      case DType::bf16: std::memcpy(dst + 2 * i, &kPoisonBF16, 2); break;
-    }
-  }
+  const DTypeInfo& d = info(t);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + d.bytes * i, &d.poison_bits, d.bytes);  // little-endian
 }
 
 bool is_poison(DType t, const uint8_t* src) {
-  switch (t) {
-    case DType::f32: return std::memcmp(src, &kPoisonF32, 4) == 0;
-    case DType::f64: return std::memcmp(src, &kPoisonF64, 8) == 0;
-    case DType::f16: return std::memcmp(src, &kPoisonF16, 2) == 0;
-    case DType::bf16: return std::memcmp(src, &kPoisonBF16, 2) == 0;
-  }
-  return false;
+  const DTypeInfo& d = info(t);
+  return std::memcmp(src, &d.poison_bits, d.bytes) == 0;
 }
 
 uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>(0xA5 ^ (i * 131)); }

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "impls/implementation.h"
+#include "problem/outcome.h"
 #include "problem/problem.h"
 
 namespace attncheck {

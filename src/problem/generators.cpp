@@ -1,5 +1,7 @@
 #include "problem/generators.h"
 
+#include "problem/transforms.h"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -169,42 +171,6 @@ std::vector<double> simpler_values(double x, DType t) {
   return c;
 }
 
-template <class T>
-std::vector<T> take_rows(const std::vector<T>& t, int64_t outer, int64_t rows, int64_t cols,
-                         int64_t keep_from, int64_t keep_rows, int64_t keep_cols) {
-  // t is [outer][rows][cols]; keep rows [keep_from, keep_from + keep_rows) and the first keep_cols columns.
-  std::vector<T> out;
-  out.reserve(outer * keep_rows * keep_cols);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = keep_from; i < keep_from + keep_rows; ++i)
-      for (int64_t c = 0; c < keep_cols; ++c) out.push_back(t[(o * rows + i) * cols + c]);
-  return out;
-}
-
-// Restricts p to batches [0,nb), heads [0,nh), query rows [q0, q0+nq), keys
-// [k0, k0+nk), the first hd head dims and the first vd value columns.
-Problem slice(const Problem& p, int64_t nb, int64_t nh, int64_t q0, int64_t nq, int64_t k0, int64_t nk,
-              int64_t hd, int64_t vd) {
-  const Shape& s = p.shape;
-  Problem r = p;
-  r.shape = {nb, nh, nq, nk, hd, vd};
-  r.q.clear(); r.k.clear(); r.v.clear(); r.mask.clear();
-  for (int64_t b = 0; b < nb; ++b)
-    for (int64_t h = 0; h < nh; ++h) {
-      const int64_t bh = b * s.heads + h;
-      for (int64_t i = q0; i < q0 + nq; ++i)
-        for (int64_t d = 0; d < hd; ++d) r.q.push_back(p.q[p.q_at(bh, i, d)]);
-      for (int64_t j = k0; j < k0 + nk; ++j) {
-        for (int64_t d = 0; d < hd; ++d) r.k.push_back(p.k[p.k_at(bh, j, d)]);
-        for (int64_t c = 0; c < vd; ++c) r.v.push_back(p.v[p.v_at(bh, j, c)]);
-      }
-      if (p.has_mask())
-        for (int64_t i = q0; i < q0 + nq; ++i)
-          for (int64_t j = k0; j < k0 + nk; ++j) r.mask.push_back(p.mask[p.mask_at(bh, i, j)]);
-    }
-  return r;
-}
-
 void shrink_values(const Problem& p, std::vector<Problem>& out) {
   struct Tensor { std::vector<double> Problem::*member; };
   const Tensor tensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}};
@@ -269,7 +235,7 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
     hd = std::max(hd, std::min(o.min_head_dim, s.head_dim));
     if (o.same_dims && s.value_dim == s.head_dim) vd = hd;
     if (Shape{nb, nh, nq, nk, hd, vd} == s) return;
-    out.push_back(slice(p, nb, nh, q0, nq, k0, nk, hd, vd));
+    out.push_back(restricted(p, {nb, nh, q0, nq, k0, nk, hd, vd}));
   };
   // Shape: the most drastic cuts first.
   add_slice(1, 1, 0, 1, 0, 1, 1, 1);
@@ -314,16 +280,6 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
     for (std::size_t i = 0; i < p.mask.size(); ++i)
       if (!p.mask[i]) { Problem c = p; c.mask[i] = 1; out.push_back(std::move(c)); }
   return out;
-}
-
-rc::Gen<Problem> gen_problem(const GenOptions& options) {
-  return rc::Gen<Problem>([options](const rc::Random& random, int size) {
-    rc::Random r = random;
-    Rng rng(r.next());
-    return rc::shrinkable::shrinkRecur(draw_problem(options, rng, size), [options](const Problem& p) {
-      return rc::seq::fromContainer(shrink_problem(p, options));
-    });
-  });
 }
 
 Problem sample_problem(const GenOptions& options, uint64_t seed, int size) {

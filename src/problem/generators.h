@@ -1,54 +1,23 @@
-// RapidCheck generators of Problems.
+// Drawing Problems from a seed and shrinking them, free of any test framework.
 //
-// Shapes first, then tensors sized to them. Every generated Problem shrinks
-// through `shrink_problem` towards the smallest shape and the simplest values
-// (zeros, small integers, few mantissa bits), so counterexamples come out small.
+// Shapes first, then tensors sized to them. Every Problem shrinks through
+// `shrink_problem` towards the smallest shape and the simplest values (zeros,
+// small integers, few mantissa bits), so counterexamples come out small. The
+// RapidCheck generator built on these lives in driver/problem_gen.h.
 //
 // Example usage:
 //   GenOptions opts;                 // defaults: every family, masks, causal rules
 //   opts.dtypes = {DType::f64};
-//   rc::Gen<Problem> g = gen_problem(opts);
-//   rc::check([&] { const Problem p = *g; ... });
+//   const Problem p = sample_problem(opts, /*seed=*/42);
 #pragma once
-
-#include <rapidcheck.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "problem/gen_options.h"
 #include "problem/problem.h"
 
 namespace attncheck {
-
-// Families of tensor values. A problem draws one family per tensor.
-enum ValueFamily : unsigned {
-  kGaussian = 1u << 0,     // unit-variance normal, rounded to the dtype
-  kSmallInts = 1u << 1,    // -3..3: ties and exact sums
-  kWide = 1u << 2,         // log-uniform magnitudes over the dtype's whole range
-  kEdge = 1u << 3,         // ±0, subnormals, smallest/largest normals, ±1, mixed with Gaussians
-  kHugeLogits = 1u << 4,   // Gaussians scaled so logits are hundreds to thousands apart
-  kAllFamilies = 0x1Fu,
-};
-
-struct GenOptions {
-  std::vector<DType> dtypes{DType::f32, DType::f64};
-  int64_t min_batch = 1, max_batch = 3, min_heads = 1, max_heads = 3;
-  // Lengths reach past the tile sizes implementations use (powers of two and
-  // one past them, up to 129 in long runs); the RapidCheck size scales them.
-  int64_t min_q_len = 1, max_q_len = 72;
-  int64_t min_kv_len = 1, max_kv_len = 72;
-  int64_t min_head_dim = 1, max_head_dim = 72;
-  int64_t max_value_dim = 72;
-  bool same_dims = false;       // value_dim == head_dim always
-  bool causal = true;           // may draw a causal rule
-  bool mask = true;             // may draw a mask
-  bool explicit_scale = true;   // may draw an explicit scale (else always the default)
-  unsigned families = kAllFamilies;
-  // Grows lengths and dims by this factor in long runs (ATTNCHECK_SIZE=long).
-  double size_factor = 1.0;
-};
-
-rc::Gen<Problem> gen_problem(const GenOptions& options);
 
 // Candidates that are strictly simpler than `p` (smaller shape, fewer
 // features, simpler values), the most drastic first.
@@ -56,7 +25,8 @@ rc::Gen<Problem> gen_problem(const GenOptions& options);
 // law's tailored domain holds for every candidate.
 std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& options = {});
 
-// Draws one Problem from a 64-bit seed without RapidCheck (fuzzers, benchmarks).
+// Draws one Problem from a 64-bit seed. `size` (0..100) scales shapes from
+// tiny to the options' caps, as RapidCheck's size does.
 Problem sample_problem(const GenOptions& options, uint64_t seed, int size = 100);
 
 // How simple a value is: 0 for zero, then by mantissa bits and exponent.

@@ -1,5 +1,6 @@
 #include "problem/problem.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace attncheck {
@@ -13,13 +14,11 @@ std::string_view causal_name(Causal c) {
   return "?";
 }
 
-bool Problem::causal_allows(int64_t i, int64_t j) const {
-  switch (causal) {
-    case Causal::none: return true;
-    case Causal::top_left: return j <= i;
-    case Causal::bottom_right: return j <= i + shape.kv_len - shape.q_len;
-  }
-  return true;
+bool Problem::row_sees_any_key(int64_t bh, int64_t i) const {
+  const int64_t end = std::min(causal_key_end(i), shape.kv_len);
+  for (int64_t j = 0; j < end; ++j)
+    if (mask_allows(bh, i, j)) return true;
+  return false;
 }
 
 std::string Problem::inconsistency() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "problem/dtype.h"
+#include "problem/visibility.h"
 
 namespace attncheck {
 
@@ -55,12 +56,19 @@ struct Problem {
   int64_t out_at(int64_t bh, int64_t i, int64_t c) const { return (bh * shape.q_len + i) * shape.value_dim + c; }
   int64_t mask_at(int64_t bh, int64_t i, int64_t j) const { return (bh * shape.q_len + i) * shape.kv_len + j; }
 
-  // The causal rule alone (ABI: top-left j <= i, bottom-right j <= i + kv_len - q_len).
-  bool causal_allows(int64_t i, int64_t j) const;
-  // Both the causal rule and the mask allow query i of head bh to see key j.
-  bool visible(int64_t bh, int64_t i, int64_t j) const {
-    return causal_allows(i, j) && (mask.empty() || mask[mask_at(bh, i, j)] != 0);
+  // Number of leading keys the causal rule leaves to row i (problem/visibility.h);
+  // may be <= 0 or >= kv_len.
+  int64_t causal_key_end(int64_t i) const {
+    return attncheck::causal_key_end(static_cast<int>(causal), shape.q_len, shape.kv_len, i);
   }
+  // The causal rule alone allows query i to see key j.
+  bool causal_allows(int64_t i, int64_t j) const { return j < causal_key_end(i); }
+  // The mask alone (no mask: every key).
+  bool mask_allows(int64_t bh, int64_t i, int64_t j) const { return mask.empty() || mask[mask_at(bh, i, j)] != 0; }
+  // Both the causal rule and the mask allow query i of head bh to see key j.
+  bool visible(int64_t bh, int64_t i, int64_t j) const { return causal_allows(i, j) && mask_allows(bh, i, j); }
+  // Query i of head bh sees at least one key.
+  bool row_sees_any_key(int64_t bh, int64_t i) const;
 
   // Sizes of q, k, v, mask agree with the shape and every extent is positive.
   // Returns "" when consistent, else what is wrong.

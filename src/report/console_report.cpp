@@ -116,7 +116,7 @@ void print_law_table(const RunReport& report, std::ostream& out) {
     out << "implementations:\n";
     for (std::size_t k = 0; k < report.implementations.size(); ++k) {
       const ImplementationResult& i = report.implementations[k];
-      headers[k] = "[" + std::to_string(k + 1) + "]";
+      headers[k] = std::string("[").append(std::to_string(k + 1)).append("]");  // (not "[" + ...: GCC 12 -Wrestrict bug 105329)
       out << "  " << std::left << std::setw(5) << headers[k] << std::setw(22) << i.name << i.source;
       if (i.expectation != Expectation::none) out << ", " << expectation_words(i.expectation);
       out << "\n";

@@ -7,7 +7,9 @@
 
 namespace attncheck {
 
-bool LawResult::skipped_as_not_applicable() const { return skipped() && run.message.rfind("not applicable", 0) == 0; }
+bool LawResult::skipped_as_not_applicable() const {
+  return skipped() && run.skip_reason == SkipReason::not_applicable;
+}
 
 bool ImplementationResult::failed() const {
   for (const LawResult& l : laws)
@@ -63,10 +65,6 @@ void write_text_file(const std::string& path, const std::string& text) {
   f << text;
   f.close();
   if (!f) throw std::runtime_error("cannot write " + path + ": write failed");
-}
-
-bool is_process_law(const std::string& law) {
-  return law == "no_crash" || law == "no_timeout" || law == "no_out_of_bounds_write" || law == "writes_every_output";
 }
 
 }  // namespace attncheck

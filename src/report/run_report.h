@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "problem/dtype.h"
 
 namespace attncheck {
@@ -66,8 +66,5 @@ struct RunReport {
 // Writes `text` to `path` (replacing it); throws std::runtime_error naming the
 // file and the cause when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
-
-// The process laws (they judge the implementation as a program, not its numbers).
-bool is_process_law(const std::string& law);
 
 }  // namespace attncheck

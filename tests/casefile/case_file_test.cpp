@@ -172,7 +172,7 @@ TEST_P(RoundTrip, ThroughAFile) {
   expect_same_record(rec, load_case(path));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDTypes, RoundTrip, testing::ValuesIn(kAllDTypes),
+INSTANTIATE_TEST_SUITE_P(AllDTypes, RoundTrip, testing::ValuesIn(every_dtype()),
                          [](const testing::TestParamInfo<DType>& i) { return std::string(dtype_name(i.param)); });
 
 TEST(CaseJson, IsReadable) {

@@ -11,7 +11,7 @@
 #include "cli/replay_command.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
-#include "laws/runner.h"
+#include "driver/law_run.h"
 #include "problem/generators.h"
 
 namespace attncheck {

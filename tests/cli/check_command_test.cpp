@@ -68,8 +68,8 @@ TEST(CheckCommand, CaughtFaultExitsOneAndWritesReports) {
   a.impls = {"seed_softmax_bypass"};
   a.laws = {"matches_oracle"};
   a.seed = 11;
-  a.json_path = json;
-  a.junit_path = junit;
+  a.reports["json"] = json;
+  a.reports["junit"] = junit;
   const CheckRun r = check(a);
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("--impl seed_softmax_bypass --law matches_oracle"), std::string::npos) << r.out;

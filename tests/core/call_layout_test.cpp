@@ -93,7 +93,7 @@ TEST_P(CallLayoutTest, ReturnCodesMapToStatuses) {
   EXPECT_NE(err.message.find("returned 7: bad"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDTypes, CallLayoutTest, ::testing::ValuesIn(kAllDTypes),
+INSTANTIATE_TEST_SUITE_P(AllDTypes, CallLayoutTest, ::testing::ValuesIn(every_dtype()),
                          [](const ::testing::TestParamInfo<DType>& i) { return std::string(dtype_name(i.param)); });
 
 }  // namespace

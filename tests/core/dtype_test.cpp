@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "problem/dtype.h"
 
@@ -18,7 +19,7 @@ TEST(DType, LimitsOfEachFormat) {
 }
 
 TEST(DType, EncodeDecodeRoundTrips) {
-  for (DType t : kAllDTypes)
+  for (DType t : every_dtype())
     for (double x : {0.0, -0.0, 1.0, -2.5, min_subnormal(t), min_normal(t), max_finite(t), double(INFINITY), -double(INFINITY)}) {
       unsigned char buf[8];
       encode_element(t, x, buf);
@@ -28,8 +29,38 @@ TEST(DType, EncodeDecodeRoundTrips) {
     }
 }
 
+// Each row's limits and roundoff agree with its own encoding: the largest
+// finite value is finite and the next step up overflows, the subnormal and
+// normal limits are representable and halving the subnormal rounds to zero,
+// and 1 + u is a tie that rounds back to 1 while 1 + 2u is representable.
+TEST(DType, EveryRowAgreesWithItsEncoding) {
+  for (const DTypeInfo& d : all_dtypes()) {
+    SCOPED_TRACE(std::string(d.name));
+    EXPECT_EQ(&info(d.type), &d);
+    EXPECT_EQ(find_dtype(static_cast<int>(d.type)), &d);
+    EXPECT_EQ(round_to(d.type, d.max_finite), d.max_finite);
+    EXPECT_EQ(round_to(d.type, d.max_finite * (1 + 2 * d.unit_roundoff)), INFINITY);
+    EXPECT_EQ(round_to(d.type, d.min_subnormal), d.min_subnormal);
+    EXPECT_EQ(round_to(d.type, d.min_subnormal / 2), 0.0);  // a tie, to even (zero)
+    EXPECT_EQ(round_to(d.type, d.min_normal), d.min_normal);
+    EXPECT_EQ(round_to(d.type, d.min_normal - d.min_subnormal), d.min_normal - d.min_subnormal);
+    EXPECT_EQ(round_to(d.type, 1 + d.unit_roundoff), 1.0);
+    EXPECT_EQ(round_to(d.type, 1 + 2 * d.unit_roundoff), 1 + 2 * d.unit_roundoff);
+    EXPECT_LE(unit_roundoff(d.compute), d.unit_roundoff);  // computing never loses precision
+    // The poison marker is a NaN that arithmetic never returns (any operation quiets it).
+    volatile double poison = d.decode(&d.poison_bits);
+    EXPECT_TRUE(std::isnan(poison));
+    uint64_t requiet = 0;
+    d.encode(poison + 0.0, &requiet);
+    EXPECT_NE(std::memcmp(&requiet, &d.poison_bits, d.bytes), 0);
+  }
+  EXPECT_EQ(find_dtype(-1), nullptr);
+  EXPECT_EQ(find_dtype(static_cast<int>(all_dtypes().size())), nullptr);
+  EXPECT_EQ(dtype_names(), "f32, f64, f16, bf16");
+}
+
 TEST(DType, NamesRoundTrip) {
-  for (DType t : kAllDTypes) EXPECT_EQ(dtype_from_name(dtype_name(t)), t);
+  for (DType t : every_dtype()) EXPECT_EQ(dtype_from_name(dtype_name(t)), t);
   EXPECT_FALSE(dtype_from_name("f8"));
 }
 

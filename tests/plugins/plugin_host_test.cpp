@@ -303,24 +303,5 @@ TEST(PluginFaults, RepeatedFaultsLeakNoFdsAndNoZombies) {
   EXPECT_EQ(errno, ECHILD);
 }
 
-// Not a check: prints the cost of isolation for the report (calls per second
-// for a 1x1x1x1x1x1 problem, plugin host versus the in-process reference).
-TEST(PluginOverhead, PrintsCallsPerSecond) {
-  auto impl = load_or_fail(shipped_plugin("example_attention"));
-  auto builtin = make_builtin("reference");
-  ASSERT_TRUE(impl && builtin);
-  const Problem tiny = problem_of(shape(1, 1, 1, 1, 1, 1));
-  auto rate = [&tiny](Implementation& i) {
-    const int n = 2000;
-    const auto start = std::chrono::steady_clock::now();
-    for (int c = 0; c < n; ++c) EXPECT_EQ(i.run(tiny).status, CallStatus::ok);
-    const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
-    return n / s.count();
-  };
-  const double plugin_rate = rate(*impl), builtin_rate = rate(*builtin);
-  std::printf("plugin host: %.0f calls/s; in-process reference: %.0f calls/s\n", plugin_rate, builtin_rate);
-  RecordProperty("plugin_calls_per_second", static_cast<int>(plugin_rate));
-}
-
 }  // namespace
 }  // namespace attncheck

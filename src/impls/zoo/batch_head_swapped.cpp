@@ -7,12 +7,15 @@
 
 #include "impls/kernels.h"
 #include "impls/typed_call.h"
+#include "problem/dtype.h"
 
 namespace attncheck {
 
 int batch_head_swapped_forward(const attncheck_call* call, char* err, size_t err_len) {
   if (!call || !call->out) return report(err, err_len, kCallError, "invalid call: null pointer");
-  const std::size_t elem = call->dtype == ATTNCHECK_F64 ? 8 : call->dtype == ATTNCHECK_F32 ? 4 : 2;
+  const DTypeInfo* dtype = find_dtype(detail::enum_value(call->dtype));
+  if (!dtype) return reference_forward(call, err, err_len);  // which answers UNSUPPORTED
+  const std::size_t elem = dtype->bytes;
   const std::size_t block = static_cast<std::size_t>(call->q_len * call->value_dim) * elem;  // one (b, h)
   std::vector<unsigned char> right(block * static_cast<std::size_t>(call->batch * call->heads));
   attncheck_call c = *call;

@@ -1,20 +1,28 @@
-#include "laws/problem_transforms.h"
+#include "problem/transforms.h"
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
+#include "problem/fnv1a.h"
+
 namespace attncheck {
 
-Problem with_causal_as_mask(const Problem& p) {
-  if (p.causal == Causal::none) return p;
+Problem with_mask_anded(const Problem& p, const KeyPredicate& allow) {
   Problem r = p;
   const Shape& s = p.shape;
   r.mask.assign(s.mask_size(), 0);
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i)
-      for (int64_t j = 0; j < s.kv_len; ++j) r.mask[p.mask_at(bh, i, j)] = p.visible(bh, i, j) ? 1 : 0;
-  r.causal = Causal::none;
+      for (int64_t j = 0; j < s.kv_len; ++j) r.mask[r.mask_at(bh, i, j)] = p.mask_allows(bh, i, j) && allow(bh, i, j);
   return r;
+}
+
+Problem with_causal_as_mask(const Problem& p) {
+  if (p.causal == Causal::none) return p;
+  Problem r = p;
+  r.causal = Causal::none;
+  return with_mask_anded(r, [&p](int64_t, int64_t i, int64_t j) { return p.causal_allows(i, j); });
 }
 
 Problem with_keys_permuted(const Problem& p, const std::vector<int64_t>& perm) {
@@ -58,6 +66,46 @@ Problem head_alone(const Problem& p, int64_t bh) {
   return r;
 }
 
+Problem restricted(const Problem& p, const Ranges& g) {
+  const Shape& s = p.shape;
+  Problem r = p;
+  r.shape = {g.batches, g.heads, g.q_count, g.k_count, g.head_dims, g.value_dims};
+  r.q.clear(); r.k.clear(); r.v.clear(); r.mask.clear();
+  for (int64_t b = 0; b < g.batches; ++b)
+    for (int64_t h = 0; h < g.heads; ++h) {
+      const int64_t bh = b * s.heads + h;
+      for (int64_t i = g.q_begin; i < g.q_begin + g.q_count; ++i)
+        for (int64_t d = 0; d < g.head_dims; ++d) r.q.push_back(p.q[p.q_at(bh, i, d)]);
+      for (int64_t j = g.k_begin; j < g.k_begin + g.k_count; ++j) {
+        for (int64_t d = 0; d < g.head_dims; ++d) r.k.push_back(p.k[p.k_at(bh, j, d)]);
+        for (int64_t c = 0; c < g.value_dims; ++c) r.v.push_back(p.v[p.v_at(bh, j, c)]);
+      }
+      if (p.has_mask())
+        for (int64_t i = g.q_begin; i < g.q_begin + g.q_count; ++i)
+          for (int64_t j = g.k_begin; j < g.k_begin + g.k_count; ++j) r.mask.push_back(p.mask[p.mask_at(bh, i, j)]);
+    }
+  return r;
+}
+
+Problem with_keys(const Problem& p, int64_t begin, int64_t count) {
+  const Shape& s = p.shape;
+  return restricted(p, {s.batch, s.heads, 0, s.q_len, begin, count, s.head_dim, s.value_dim});
+}
+
+long double exact_logit(const Problem& p, int64_t bh, int64_t i, int64_t j) {
+  long double dot = 0;
+  for (int64_t d = 0; d < p.shape.head_dim; ++d)
+    dot += static_cast<long double>(p.q[p.q_at(bh, i, d)]) * static_cast<long double>(p.k[p.k_at(bh, j, d)]);
+  return static_cast<long double>(p.effective_scale()) * dot;
+}
+
+std::vector<long double> row_logits(const Problem& p, int64_t bh, int64_t i) {
+  std::vector<long double> s(p.shape.kv_len, -INFINITY);
+  for (int64_t j = 0; j < p.shape.kv_len; ++j)
+    if (p.visible(bh, i, j)) s[j] = exact_logit(p, bh, i, j);
+  return s;
+}
+
 std::vector<int64_t> mixing_permutation(int64_t n, uint64_t salt) {
   std::vector<int64_t> perm(n);
   if (n < 2) { std::iota(perm.begin(), perm.end(), 0); return perm; }
@@ -73,11 +121,8 @@ std::vector<int64_t> mixing_permutation(int64_t n, uint64_t salt) {
 }
 
 uint64_t problem_fingerprint(const Problem& p) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64-bit
-  auto mix = [&h](const void* data, std::size_t bytes) {
-    const auto* b = static_cast<const unsigned char*>(data);
-    for (std::size_t k = 0; k < bytes; ++k) { h ^= b[k]; h *= 1099511628211ull; }
-  };
+  Fnv1a h(Fnv1a::kSeedBasis);
+  auto mix = [&h](const void* data, std::size_t bytes) { h.bytes(data, bytes); };
   auto mix_value = [&mix](auto x) { mix(&x, sizeof x); };
   mix_value(static_cast<int>(p.dtype));
   mix_value(static_cast<int>(p.causal));
@@ -86,7 +131,7 @@ uint64_t problem_fingerprint(const Problem& p) {
   mix_value(p.scale);
   for (const std::vector<double>* t : {&p.q, &p.k, &p.v}) mix(t->data(), t->size() * sizeof(double));
   mix(p.mask.data(), p.mask.size());
-  return h;
+  return h.value;
 }
 
 }  // namespace attncheck

@@ -1,6 +1,8 @@
-// Drives one law against one implementation with RapidCheck: generates cases,
-// and on a failure shrinks it (with a time cap) to the smallest case that still
-// fails. The same seed gives the same cases, the same failure, the same shrink.
+// Runs one law against one implementation: generates cases, and on a failure
+// shrinks it (with a time cap) to the smallest case that still fails. The same
+// seed gives the same cases, the same failure, the same shrink. RapidCheck
+// drives it (driver/rapidcheck_runner.cpp, the one file that uses its
+// internal API); nothing in this header depends on RapidCheck.
 #pragma once
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "laws/law.h"
+#include "problem/gen_options.h"
 
 namespace attncheck {
 
@@ -28,11 +31,21 @@ struct RunOptions {
 enum class LawStatus { pass, fail, skipped };
 std::string_view law_status_name(LawStatus s);
 
+// Why a law judged no case (LawStatus::skipped).
+enum class SkipReason {
+  none,            // not skipped
+  not_applicable,  // the law said nothing about any generated case
+  unsupported,     // the implementation answered UNSUPPORTED to the calls the law needed
+  process_faults,  // every call ended in a crash, hang or bad write (judged by the process laws)
+  no_cases,        // nothing was generated (e.g. --cases 0)
+};
+
 struct LawReport {
   std::string law;
   LawStatus status = LawStatus::pass;
   int cases = 0;              // cases judged (passed, or up to and including the failure)
   std::string message;        // the failure (of the shrunk case), or why it was skipped
+  SkipReason skip_reason = SkipReason::none;
   std::optional<Problem> counterexample;  // the shrunk failing case
   std::string diagnosis;      // "behaves like: ..." when a fault model matches; else empty
   int shrink_steps = 0;
@@ -46,12 +59,5 @@ struct LawReport {
 
 LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options);
 
-// Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
-Verdict check_case(const Law& law, Implementation& impl, const Problem& problem);
-
-// The seed from ATTNCHECK_SEED, else `fallback`; the size profile from
-// ATTNCHECK_SIZE (quick | long), for property tests.
-uint64_t seed_from_env(uint64_t fallback);
-RunOptions options_from_env();
 
 }  // namespace attncheck

@@ -1,6 +1,7 @@
-// Exact rewrites of a Problem that several metamorphic laws build on: turning
-// a causal rule into the equivalent explicit mask, permuting keys or query
-// rows, cutting out one (batch, head), and a fingerprint that lets a law draw
+// Exact rewrites of a Problem that laws, fault models and the shrinker build
+// on: masks ANDed with a predicate, a causal rule turned into the equivalent
+// explicit mask, permuting keys or query rows, cutting out ranges or one
+// (batch, head), a row's exact logits, and a fingerprint that lets a law draw
 // "random" companions deterministically from the problem itself (so a case
 // replays and shrinks to the same verdict).
 //
@@ -13,11 +14,19 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "problem/problem.h"
 
 namespace attncheck {
+
+// Query i of head bh may see key j: the predicate masks and fault models take.
+using KeyPredicate = std::function<bool(int64_t bh, int64_t i, int64_t j)>;
+
+// The same problem (causal rule kept) with a mask that allows exactly what p's
+// mask allowed and `allow` allows (mask [batch][heads][q_len][kv_len]).
+Problem with_mask_anded(const Problem& p, const KeyPredicate& allow);
 
 // The same problem with causal = none and a mask that allows exactly the keys
 // the causal rule and the old mask allowed (mask [batch][heads][q_len][kv_len]).
@@ -36,6 +45,24 @@ Problem with_queries_permuted(const Problem& p, const std::vector<int64_t>& perm
 
 // The single (batch, head) bh = b * heads + h of p as a batch = heads = 1 problem.
 Problem head_alone(const Problem& p, int64_t bh);
+
+// Leading batches and heads, a window of query rows and of keys, and the
+// leading head and value dimensions of p (the mask cut alike).
+struct Ranges {
+  int64_t batches, heads;
+  int64_t q_begin, q_count;
+  int64_t k_begin, k_count;
+  int64_t head_dims, value_dims;
+};
+Problem restricted(const Problem& p, const Ranges& r);
+
+// Keys [begin, begin + count) of every head: rows of K and V, mask columns.
+Problem with_keys(const Problem& p, int64_t begin, int64_t count);
+
+// Exact logits scale * q_i . k_j of row (bh, i) accumulated in long double,
+// -inf for keys the row does not see: [kv_len].
+std::vector<long double> row_logits(const Problem& p, int64_t bh, int64_t i);
+long double exact_logit(const Problem& p, int64_t bh, int64_t i, int64_t j);
 
 // A permutation of [0, n) that is not the identity when n >= 2: the reversal
 // followed by a rotation chosen by `salt`, so both ends of the range and tile

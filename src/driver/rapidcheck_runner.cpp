@@ -1,4 +1,7 @@
-#include "laws/runner.h"
+// The RapidCheck driver of run_law: the only place that uses rc::detail.
+#include "driver/law_run.h"
+
+#include "driver/problem_gen.h"
 
 #include <rapidcheck.h>
 
@@ -17,10 +20,6 @@ std::string_view law_status_name(LawStatus s) {
     case LawStatus::skipped: return "skipped";
   }
   return "?";
-}
-
-Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
-  return law.check(impl, problem);
 }
 
 namespace {
@@ -56,6 +55,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
 
   int judged = 0;
   std::string last_skip_reason;
+  SkipReason last_skip = SkipReason::no_cases;
   bool failing = false;
   double fault_seconds = 0;
   Clock::time_point first_failure;
@@ -98,9 +98,11 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         RC_DISCARD("process fault: " + v.message);
       case VerdictStatus::unsupported:
         last_skip_reason = "unsupported: " + v.message;
+        last_skip = SkipReason::unsupported;
         RC_DISCARD(last_skip_reason);
       case VerdictStatus::not_applicable:
         last_skip_reason = "not applicable: " + v.message;
+        last_skip = SkipReason::not_applicable;
         RC_DISCARD(last_skip_reason);
     }
   };
@@ -124,6 +126,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     report.message = smallest_message;
   } else if (judged == 0) {
     report.status = LawStatus::skipped;
+    report.skip_reason = report.faults > 0 ? SkipReason::process_faults : last_skip;
     report.message = report.faults > 0 ? "no case could be judged: every call ended in a process fault (" +
                                              report.fault_message + ")"
                      : last_skip_reason.empty() ? "no case could be judged"
@@ -139,26 +142,6 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     }
   }
   return report;
-}
-
-uint64_t seed_from_env(uint64_t fallback) {
-  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) return std::strtoull(s, nullptr, 10);
-  return fallback;
-}
-
-RunOptions options_from_env() {
-  RunOptions o;
-  o.seed = seed_from_env(1);
-  const char* size = std::getenv("ATTNCHECK_SIZE");
-  if (size && std::string(size) == "long") {
-    o.cases = 1000;
-    o.gen.size_factor = 1.8;  // lengths up to 129 and beyond the largest tiles
-    o.shrink_seconds = 60;
-  } else {
-    o.cases = 100;
-  }
-  if (const char* c = std::getenv("ATTNCHECK_CASES"); c && *c) o.cases = std::atoi(c);
-  return o;
 }
 
 }  // namespace attncheck
