@@ -9,6 +9,7 @@
 #include "casefile/case_file.h"
 #include "casefile/case_limits.h"
 #include "casefile/float_text.h"
+#include "casefile/untrusted_json.h"
 
 namespace attncheck {
 namespace {
@@ -99,10 +100,10 @@ class Reader {
   int64_t extent(const json& obj, const char* key) const {
     const json& j = member(obj, "problem.", key);
     const std::string field = std::string("problem.") + key;
-    if (!j.is_number_integer()) fail(field + " must be an integer, got " + j.dump());
+    if (!j.is_number_integer()) fail(field + " must be an integer, got " + shown(j));
     if (j.is_number_unsigned() ? j.get<uint64_t>() > static_cast<uint64_t>(kMaxCaseElements)
                                : j.get<int64_t>() > kMaxCaseElements)
-      fail(field + " = " + j.dump() + " exceeds the limit of " + std::to_string(kMaxCaseElements));
+      fail(field + " = " + shown(j) + " exceeds the limit of " + std::to_string(kMaxCaseElements));
     const int64_t e = j.get<int64_t>();
     if (e < 1) fail(field + " = " + std::to_string(e) + " must be at least 1");
     return e;
@@ -138,14 +139,14 @@ class Reader {
       std::optional<double> x;
       if (e.is_string()) {
         x = parse_float_text(e.get_ref<const std::string&>());
-        if (!x) fail(at + " = " + e.dump() + " is not a number (expected hex float such as \"0x1.8p+1\", or nan/-nan/inf/-inf)");
+        if (!x) fail(at + " = " + shown(e) + " is not a number (expected hex float such as \"0x1.8p+1\", or nan/-nan/inf/-inf)");
       } else if (e.is_number()) {
         x = e.get<double>();
       } else {
-        fail(at + " must be a hex-float string or a number, got " + e.dump());
+        fail(at + " must be a hex-float string or a number, got " + shown(e));
       }
       if (!std::isnan(*x) && round_to(dtype, *x) != *x)
-        fail(at + " = " + e.dump() + " is not representable in " + std::string(dtype_name(dtype)));
+        fail(at + " = " + shown(e) + " is not representable in " + std::string(dtype_name(dtype)));
       t.push_back(*x);
     }
     return t;
@@ -163,17 +164,13 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
     r.fail("file of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
            std::to_string(kMaxCaseFileBytes));
   json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    r.fail(std::string("malformed or truncated JSON: ") + e.what());
-  }
+  if (const std::string bad = parse_untrusted_json(text, root); !bad.empty()) r.fail(bad);
   if (!root.is_object()) r.fail("the top level must be a JSON object");
 
   CaseRecord rec;
   const json& version = r.member(root, "", "schema_version");
-  if (!version.is_number_integer()) r.fail("schema_version must be an integer, got " + version.dump());
-  if (!(version == 1)) r.fail("schema_version " + version.dump() + " is not supported (this attncheck reads 1)");
+  if (!version.is_number_integer()) r.fail("schema_version must be an integer, got " + shown(version));
+  if (!(version == 1)) r.fail("schema_version " + shown(version) + " is not supported (this attncheck reads 1)");
   rec.schema_version = 1;
   rec.law = r.string(root, "", "law", true);
   if (rec.law.empty()) r.fail("law must not be empty");
@@ -210,10 +207,10 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
     p.scale = scale.get<double>();
   } else if (scale.is_string() && scale.get_ref<const std::string&>() != "default") {
     const auto x = parse_float_text(scale.get_ref<const std::string&>());
-    if (!x || std::isnan(*x)) r.fail("problem.scale = " + scale.dump() + " is not a number or \"default\"");
+    if (!x || std::isnan(*x)) r.fail("problem.scale = " + shown(scale) + " is not a number or \"default\"");
     p.scale = *x;
   } else if (!scale.is_string()) {
-    r.fail("problem.scale must be a number or \"default\", got " + scale.dump());
+    r.fail("problem.scale must be a number or \"default\", got " + shown(scale));
   }  // "default": NaN, as Problem holds it
 
   p.q = r.tensor(pj, "q", s.q_size(), p.dtype);
@@ -250,7 +247,7 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
       r.fail("history.found_by \"" + rec.found_by + "\" is not one of rapidcheck, libfuzzer, manual");
     auto seed = h.find("seed");
     if (seed != h.end() && !seed->is_null()) {
-      if (!seed->is_number_unsigned()) r.fail("history.seed must be a non-negative integer, got " + seed->dump());
+      if (!seed->is_number_unsigned()) r.fail("history.seed must be a non-negative integer, got " + shown(*seed));
       rec.seed = seed->get<uint64_t>();
     }
   }

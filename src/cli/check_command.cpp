@@ -10,9 +10,11 @@
 #include <sstream>
 
 #include "cli/check_implementation.h"
+#include "cli/cli_validation.h"
 #include "cli/default_run.h"
 #include "cli/dtype_probe.h"
 #include "cli/shape_probe.h"
+#include "cli/run_budget.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
@@ -90,6 +92,9 @@ std::string rerun_command(const CheckArgs& a, uint64_t seed, const std::optional
   s += shape_flags_text(a.shapes);
   if (a.min_judged != kDefaultMinJudged) s += " --min-judged " + std::to_string(a.min_judged);
   if (a.allow_insufficient) s += " --allow-insufficient";
+  if (a.load_timeout_ms != kDefaultLoadTimeoutMs && !a.plugins.empty())
+    s += " --load-timeout-ms " + std::to_string(a.load_timeout_ms);
+  if (!a.memory_limit.empty() && !a.plugins.empty()) s += " --memory-limit " + shell_quote(a.memory_limit);
   s += " --seed " + std::to_string(seed);
   if (focus) return s;
   for (const ReportFormat& f : report_formats())
@@ -143,15 +148,14 @@ bool choose_laws(const CheckArgs& a, std::vector<const Law*>& laws, std::ostream
   return true;
 }
 
-bool choose_targets(const CheckArgs& a, std::vector<Target>& targets, std::ostream& err) {
+bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vector<Target>& targets,
+                    std::ostream& err) {
   if (a.plugins.empty() && a.impls.empty()) {
     for (const DefaultTarget& d : default_targets())
       targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation});
     return true;
   }
   for (const std::string& path : a.plugins) {
-    PluginOptions options;
-    options.timeout_ms = a.timeout_ms;
     std::string error;
     std::unique_ptr<Implementation> impl = load_plugin(path, options, error);
     if (!impl) {
@@ -183,14 +187,14 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     err << "attncheck check: bad --dtype '" << a.dtype << "'; choose " << dtype_names() << " or all\n";
     return 2;
   }
-  if (a.cases < 1) {
-    err << "attncheck check: --cases must be at least 1 (got " << a.cases << ")\n";
-    return 2;
-  }
-  if (a.timeout_ms < 1) {
-    err << "attncheck check: --timeout-ms must be at least 1 (got " << a.timeout_ms << ")\n";
-    return 2;
-  }
+  PluginOptions plugin_options;
+  for (const std::string& bad :
+       {cases_problem(a.cases), plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
+        report_paths_problem(a.reports), budget_problem(a.budget_seconds)})
+    if (!bad.empty()) {
+      err << "attncheck check: " << bad << "\n";
+      return 2;
+    }
   if (a.min_judged < 1) {
     err << "attncheck check: --min-judged must be at least 1 (got " << a.min_judged << ")\n";
     return 2;
@@ -208,7 +212,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
       return 2;
   if (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")) return 2;
   std::vector<Target> targets;
-  if (!choose_targets(a, targets, err)) return 2;
+  if (!choose_targets(a, plugin_options, targets, err)) return 2;
 
   RunReport report;
   report.seed = a.seed ? *a.seed : fresh_seed();
@@ -219,6 +223,11 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   if (report.default_run)
     out << "embedded default: every built-in; the references must pass every law, every zoo member must be caught\n";
   out.flush();
+
+  RunBudget budget(a.budget_seconds);
+  std::vector<std::unique_ptr<Implementation>> budgeted;  // the targets as the laws see them
+  for (Target& t : targets)
+    budgeted.push_back(std::make_unique<BudgetedImplementation>(*t.impl, budget));
 
   // Ask every implementation which dtypes and shapes it takes before any law runs.
   std::vector<DTypeProbe> probes;
@@ -250,12 +259,14 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     restrict_to(s.options.gen, findings[k]);
     s.options.min_judged = std::min(a.min_judged, a.cases);  // a floor above --cases could never be met
     s.save_failures_dir = a.save_failures_dir;
+    s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return rerun_command(a, report.seed, Focus{flag, law});
     };
     out << "checking " << t.impl->name() << " (" << t.impl->source() << "): " << laws.size() << " law(s), " << a.cases
         << " cases each ..." << std::flush;
-    ImplementationResult r = check_implementation(*t.impl, laws, s, errors);
+    ImplementationResult r = check_implementation(*budgeted[k], laws, s, errors);
+    if (budget.spent()) r.notes.push_back(budget.describe());
     r.expectation = t.expectation;
     r.insufficient_fails = !a.allow_insufficient;
     r.accepted_shapes = findings[k].describe();
@@ -264,6 +275,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     report.implementations.push_back(std::move(r));
   }
   out << "\n";
+  if (budget.spent()) out << budget.describe() << "\n";
 
   print_law_table(report, out);
   print_failures(report, out);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/shape_flags.h"
+#include "plugin/plugin_host.h"
 #include "report/report_formats.h"
 
 namespace attncheck {
@@ -41,6 +42,9 @@ struct CheckArgs {
   ShapeFlags shapes;                   // --profile, --head-dim, --q-len, --kv-len, --batch, --heads
   int min_judged = kDefaultMinJudged;  // --min-judged N: fewer judged cases is `insufficient`
   bool allow_insufficient = false;     // --allow-insufficient: an insufficient law does not fail the run
+  int load_timeout_ms = kDefaultLoadTimeoutMs;  // --load-timeout-ms N: loading a plugin, each restart
+  std::string memory_limit;            // --memory-limit SIZE; empty: default_memory_limit_bytes()
+  double budget_seconds = 0;           // --budget SECONDS: bound on the whole run; 0: none
   ReportPaths reports;                 // --json FILE, --junit FILE, ...: one per row of report_formats()
   std::string save_failures_dir;       // --save-failures DIR
   std::string program = "attncheck";   // argv[0], for the commands it prints

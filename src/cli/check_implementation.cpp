@@ -66,6 +66,14 @@ ImplementationResult check_implementation(Implementation& impl, const std::vecto
     RunOptions o = settings.options;
     o.seed = law_seed(settings.options.seed, law->name);
     LawResult l;
+    if (const std::string why = settings.skip_reason ? settings.skip_reason() : ""; !why.empty()) {
+      l.run.law = law->name;
+      l.run.status = LawStatus::skipped;
+      l.run.cases = 0;
+      l.run.message = why;
+      r.laws.push_back(std::move(l));
+      continue;
+    }
     const auto law_start = Clock::now();
     l.run = run_law(*law, impl, o);
     l.seconds = std::chrono::duration<double>(Clock::now() - law_start).count();

@@ -28,6 +28,8 @@ struct LawRunSettings {
   std::string found_by = "rapidcheck";
   // The command line that reproduces a failure of `law` (the law to pass to --law).
   std::function<std::string(const std::string& law)> reproduce;
+  // Asked before each law: a non-empty answer skips the law with that reason (check --budget).
+  std::function<std::string()> skip_reason;
 };
 
 // `errors` receives a line for each case file that could not be written.

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/check_command.h"
+#include "cli/cli_validation.h"
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
 #include "problem/dtype.h"
@@ -63,6 +64,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c->add_flag("--allow-insufficient", check.allow_insufficient,
               "report insufficient laws without failing the run");
+  c->add_option("--load-timeout-ms", check.load_timeout_ms, "time limit of loading a plugin (and of each restart)")
+      ->type_name("N")
+      ->capture_default_str();
+  c->add_option("--memory-limit", check.memory_limit,
+                "resident memory a plugin's process may take: 512M, 4G, none (default: half the machine's)")
+      ->type_name("SIZE");
+  c->add_option("--budget", check.budget_seconds,
+                "bound on the whole run: past it nothing is called, the report says so (default: none)")
+      ->type_name("SECONDS");
   for (const ReportFormat& f : report_formats())
     c->add_option(std::string(f.flag), check.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
   c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")
@@ -78,9 +88,19 @@ int main(int argc, char** argv) {
   r->add_option("--timeout-ms", replay.timeout_ms, "time limit of one plugin call")
       ->type_name("N")
       ->capture_default_str();
+  r->add_option("--load-timeout-ms", replay.load_timeout_ms, "time limit of loading a plugin (and of each restart)")
+      ->type_name("N")
+      ->capture_default_str();
+  r->add_option("--memory-limit", replay.memory_limit,
+                "resident memory a plugin's process may take: 512M, 4G, none (default: half the machine's)")
+      ->type_name("SIZE");
 
   CLI::App* l = app.add_subcommand("list", "name the built-in implementations and the laws");
 
+  if (const std::string bad = unknown_command_problem(argc, argv); !bad.empty()) {
+    std::cerr << "attncheck: " << bad << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "casefile/case_file.h"
+#include "cli/cli_validation.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
 #include "driver/law_run.h"
@@ -23,6 +24,10 @@ struct Tally {
 bool case_paths(const std::string& path, std::vector<std::string>& paths, std::ostream& err) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {  // a symlink loop, a folder that cannot be searched
+    err << "attncheck replay: " << path << ": " << ec.message() << "\n";
+    return false;
+  }
   if (ec || !fs::exists(st)) {
     err << "attncheck replay: " << path << ": no such file or folder\n";
     return false;
@@ -48,7 +53,7 @@ bool case_paths(const std::string& path, std::vector<std::string>& paths, std::o
 // process is started once, not once per case).
 class Implementations {
  public:
-  explicit Implementations(int timeout_ms) : timeout_ms_(timeout_ms) {}
+  explicit Implementations(const PluginOptions& options) : options_(options) {}
 
   // nullptr with `error` set when the source cannot be loaded.
   Implementation* get(const std::string& source, std::string& error) {
@@ -59,7 +64,7 @@ class Implementations {
         e.impl = make_builtin(source.substr(8));
         if (!e.impl) e.error = "unknown built-in implementation \"" + source.substr(8) + "\" (see attncheck list)";
       } else if (source.starts_with("plugin:")) {
-        e.impl = load_plugin(source.substr(7), PluginOptions{timeout_ms_}, e.error);
+        e.impl = load_plugin(source.substr(7), options_, e.error);
         if (!e.impl && e.error.empty()) e.error = "cannot load plugin " + source.substr(7);
       } else {
         e.error = source.empty() ? "no implementation recorded; give --impl or --plugin"
@@ -76,7 +81,7 @@ class Implementations {
     std::unique_ptr<Implementation> impl;
     std::string error;
   };
-  int timeout_ms_;
+  PluginOptions options_;
   std::map<std::string, Entry> loaded_;
 };
 
@@ -107,8 +112,14 @@ void replay_one(const std::string& file, const Law& law, Implementation& impl, c
 }  // namespace
 
 int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
+  PluginOptions options;
+  if (std::string bad = plugin_options_problem(args.timeout_ms, args.load_timeout_ms, args.memory_limit, options);
+      !bad.empty()) {
+    err << "attncheck replay: " << bad << "\n";
+    return 2;
+  }
   Tally tally;
-  Implementations cache(args.timeout_ms);
+  Implementations cache(options);
   std::vector<std::string> given;  // sources named on the command line
   for (const std::string& p : args.plugins) given.push_back("plugin:" + p);
   for (const std::string& n : args.impls) given.push_back("builtin:" + n);

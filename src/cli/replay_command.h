@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "plugin/plugin_host.h"
+
 namespace attncheck {
 
 struct ReplayArgs {
@@ -34,6 +36,8 @@ struct ReplayArgs {
   std::vector<std::string> plugins;
   std::vector<std::string> impls;
   int timeout_ms = 2000;
+  int load_timeout_ms = kDefaultLoadTimeoutMs;
+  std::string memory_limit;  // empty: default_memory_limit_bytes()
 };
 
 int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err);

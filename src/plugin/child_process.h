@@ -1,7 +1,9 @@
-// One plugin host child, seen from the parent: starting it, exchanging one
-// fixed-size message with a deadline, and ending it without leaving a zombie.
+// One plugin host child, seen from the parent: starting it (behind its
+// supervisor, supervisor.h), exchanging one fixed-size message with a
+// deadline, and ending it and everything it started without leaving a zombie.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <sys/types.h>
 
@@ -14,27 +16,34 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  // Forks a child that runs host::run_host_child(dlopen_path, its socket, region_fd).
-  bool start(const std::string& dlopen_path, int region_fd, std::string& why);
+  // Forks the supervisor, which forks the host child that runs
+  // host::run_host_child(dlopen_path, its socket, region_fd) and stops it when
+  // its resident memory passes `memory_limit_bytes` (0: no limit).
+  bool start(const std::string& dlopen_path, int region_fd, uint64_t memory_limit_bytes, std::string& why);
   bool running() const { return pid_ > 0; }
 
   enum class Wait { ok, died, timed_out, io_error };
-  // Sends `n` bytes as one message (MSG_NOSIGNAL: a dead child is an answer, not a SIGPIPE).
-  Wait send(const void* msg, std::size_t n);
+  // Sends `n` bytes as one message (MSG_NOSIGNAL: a dead child is an answer,
+  // not a SIGPIPE), with `fd` attached (SCM_RIGHTS) when it is not -1.
+  Wait send(const void* msg, std::size_t n, int fd = -1);
   // Receives one message of exactly `n` bytes within `timeout_ms`. On `died`
-  // the child is reaped and `how_it_ended` says how ("killed by SIGSEGV (...)").
+  // the child and all it started are gone and `how_it_ended` says how
+  // ("killed by SIGSEGV (...)"), even when a process the plugin started still
+  // held the socket open.
   Wait receive(void* msg, std::size_t n, int timeout_ms, std::string& how_it_ended);
 
-  // SIGKILL (if still running) and waitpid; closes the socket. Idempotent.
+  // Ends the host and every process it started, reaps the supervisor, closes
+  // the sockets. Idempotent.
   void kill_and_reap();
 
  private:
-  // After the socket said the child is gone: waits for its exit (bounded; a
-  // child that closed the socket but lives on is killed) and describes it.
-  std::string reap_after_hangup();
+  // The host is gone (the lifeline has a report, or the socket closed):
+  // collects the report, reaps, and describes how it ended.
+  std::string collect_end(int wait_ms);
 
-  pid_t pid_ = -1;
-  int sock_ = -1;
+  pid_t pid_ = -1;   // the supervisor
+  int sock_ = -1;    // the call socket to the host
+  int life_ = -1;    // the lifeline to the supervisor
 };
 
 }  // namespace attncheck

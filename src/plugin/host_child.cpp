@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -50,14 +51,31 @@ void close_fds(unsigned first, unsigned last) {
 // plain signal the parent can name (a sanitizer's or test runner's handlers,
 // inherited through fork, would turn a SIGSEGV into an exit status), and so
 // the plugin cannot reach the parent's other files, sockets or shared regions.
-void isolate(int sock, int region_fd) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // a dying parent takes its hosts along
+// A high fd number for the host's own fds, so that a plugin that closes the
+// low ones it does not own (0 to 100, say) leaves its connection alone.
+int high_fd(int below) {
+  rlimit r{};
+  long top = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY ? static_cast<long>(r.rlim_cur) : 1024;
+  if (top > 1024) top = 1024;
+  return static_cast<int>(top) - below;
+}
+
+// Moves `fd` to `target` (when that is free and higher); returns where it is now.
+int move_fd(int fd, int target) {
+  if (target <= fd || fcntl(target, F_GETFD) >= 0) return fd;
+  if (dup2(fd, target) != target) return fd;
+  close(fd);
+  return target;
+}
+
+void isolate(int& sock, int& region_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // a dying supervisor takes its host along
   setpgid(0, 0);  // an own process group, so the parent can kill whatever the plugin forks
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  static const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
-                                 SIGSYS, SIGPIPE, SIGTERM, SIGINT, SIGALRM};
+  static const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS,
+                                 SIGPIPE, SIGTERM, SIGINT, SIGALRM, SIGHUP, SIGQUIT};
   for (int sig : kSignals) sigaction(sig, &dfl, nullptr);
   sigset_t none;
   sigemptyset(&none);
@@ -71,6 +89,8 @@ void isolate(int sock, int region_fd) {
   }
   dup2(2, 1);
 
+  sock = move_fd(sock, high_fd(2));
+  region_fd = move_fd(region_fd, high_fd(3));
   const unsigned lo = static_cast<unsigned>(sock < region_fd ? sock : region_fd);
   const unsigned hi = static_cast<unsigned>(sock < region_fd ? region_fd : sock);
   if (lo > 3) close_fds(3, lo - 1);
@@ -116,24 +136,67 @@ const attncheck_impl* load(const char* path, HelloMessage& hello) {
   return impl;
 }
 
+// Whether the host's own socket is gone: the plugin closed (or replaced) it.
+int g_sock = -1;
+bool lost_connection() {
+  int type = 0;
+  socklen_t len = sizeof type;
+  return getsockopt(g_sock, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_SEQPACKET;
+}
+
+// One CallRequest, and the fd it carries when it hands over a new region (else -1).
+ssize_t receive_request(int sock, CallRequest& req, int& fd) {
+  iovec io{&req, sizeof req};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+  m.msg_iov = &io;
+  m.msg_iovlen = 1;
+  m.msg_control = control;
+  m.msg_controllen = sizeof control;
+  const ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+  fd = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); n >= 0 && c; c = CMSG_NXTHDR(&m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+      std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return n;
+}
+
 }  // namespace
 
 void run_host_child(const char* path, int sock, int region_fd) {
   isolate(sock, region_fd);
+  g_sock = sock;
 
   HelloMessage hello;
   const attncheck_impl* impl = load(path, hello);
-  if (!send_all(sock, &hello, sizeof hello) || !impl) _exit(0);
+  if (!send_all(sock, &hello, sizeof hello)) _exit(lost_connection() ? kExitLostConnection : 0);
+  if (!impl) _exit(0);
 
   uint8_t* base = nullptr;
   std::size_t mapped = 0;
   for (;;) {
     CallRequest req;
-    const ssize_t n = recv(sock, &req, sizeof req, 0);
+    int new_region = -1;
+    const ssize_t n = receive_request(sock, req, new_region);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && lost_connection()) _exit(kExitLostConnection);
     if (n != static_cast<ssize_t>(sizeof req)) _exit(0);  // parent closed the socket (or garbage)
 
     CallReply reply;
+    if (new_region >= 0) {
+      // A new, bigger sealed region replaces the old one at the same fd number.
+      if (!req.region_fd_attached || dup2(new_region, region_fd) != region_fd) {
+        close(new_region);
+        reply.host_failed = 1;
+        std::snprintf(reply.err, sizeof reply.err, "host child cannot take the new shared region");
+        if (!send_all(sock, &reply, sizeof reply)) _exit(0);
+        continue;
+      }
+      close(new_region);
+      if (base) munmap(base, mapped);
+      base = nullptr;
+      mapped = 0;
+    }
     if (req.region_size > mapped) {
       if (base) munmap(base, mapped);
       void* p = mmap(nullptr, req.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, region_fd, 0);
@@ -168,7 +231,7 @@ void run_host_child(const char* path, int sock, int region_fd) {
 
     reply.rc = impl->forward(&call, reply.err, sizeof reply.err);
     reply.err[sizeof reply.err - 1] = 0;  // the plugin may not have terminated it
-    if (!send_all(sock, &reply, sizeof reply)) _exit(0);
+    if (!send_all(sock, &reply, sizeof reply)) _exit(lost_connection() ? kExitLostConnection : 0);
   }
 }
 

@@ -11,6 +11,15 @@
 //
 // A child that dies or stays silent past the time limit is reaped by the
 // parent and restarted for the next call (plugin_host.cpp).
+//
+// The host child is not the parent's child: between them sits a supervisor
+// (supervisor.h), which never loads the plugin. It reaps everything the
+// plugin starts and tells the parent how the host ended, over a second
+// socketpair, the lifeline:
+//
+//   supervisor -> parent  SupervisorReport  once, when the host ended (or was
+//                                           stopped at the memory limit)
+//   parent -> supervisor  (closing the lifeline)  end the host and all it started
 #pragma once
 
 #include <cstdint>
@@ -36,6 +45,9 @@ struct HelloMessage {
 
 struct CallRequest {
   uint64_t region_size = 0;  // bytes the child must have mapped (grows only)
+  // 1: this message carries a new region memfd (SCM_RIGHTS) that replaces the
+  // child's; the region is sealed at region_size bytes (shared_region.h).
+  int32_t region_fd_attached = 0;
   // Offsets into the region (CallLayout).
   uint64_t q = 0, k = 0, v = 0, mask = 0, out = 0;
   int32_t dtype = 0, causal = 0, has_mask = 0;
@@ -47,6 +59,22 @@ struct CallReply {
   int32_t host_failed = 0;  // 1: the child itself failed (err says why); rc is meaningless
   int32_t rc = 0;
   char err[512] = {};
+};
+
+// The host child's exit status when the plugin closed the host's end of the
+// connection (a plugin that closes file descriptors it does not own).
+inline constexpr int kExitLostConnection = 121;
+
+enum class SupervisorEvent : int32_t {
+  host_ended = 1,       // wait_status: the host's waitpid status
+  memory_exceeded = 2,  // the host was stopped: resident_bytes over limit_bytes
+};
+
+struct SupervisorReport {
+  SupervisorEvent event = SupervisorEvent::host_ended;
+  int32_t wait_status = 0;
+  uint64_t resident_bytes = 0;
+  uint64_t limit_bytes = 0;
 };
 
 }  // namespace attncheck::host

@@ -7,7 +7,15 @@
 // problem/call_layout.h (poisoned out between guard zones); a crash becomes
 // CallStatus::crash ("killed by SIGSEGV (Segmentation fault)"), a call past
 // the time limit CallStatus::timeout, and the child is restarted for the next
-// call. One Implementation is not meant to be called from several threads at once.
+// call. A restart that fails (the plugin crashes or hangs while loading again)
+// is a process fault too (crash, or timeout for a hang), and it is not tried
+// again: every later call answers at once, as unsupported with the reason
+// ("not called: the plugin could not be restarted ..."), so a plugin that
+// cannot be restarted costs one load timeout, not one per call, and the laws
+// it could not serve are skipped rather than failed. The plugin's texts (name,
+// err) are escaped (printable_text.h); every process it starts ends with its
+// host (supervisor.h). One Implementation is not meant to be called from
+// several threads at once.
 //
 // Example usage:
 //   std::string error;
@@ -16,6 +24,7 @@
 //   Outcome o = impl->run(problem);
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -23,8 +32,20 @@
 
 namespace attncheck {
 
+// What loading may take by default: a heavy library (libtorch) on a busy CI
+// machine needs more than 5 s; a plugin that hangs while loading costs this once.
+inline constexpr int kDefaultLoadTimeoutMs = 60000;
+
+// Half the machine's physical memory: well under what would make it swap or
+// wake the OOM killer, far above what attention on checked shapes needs.
+uint64_t default_memory_limit_bytes();
+
 struct PluginOptions {
-  int timeout_ms = 2000;  // per forward call; loading gets at least 5 s
+  int timeout_ms = 2000;  // per forward call
+  int load_timeout_ms = kDefaultLoadTimeoutMs;  // loading (and every restart after a fault)
+  // Resident memory of the plugin's process; past it the process is stopped
+  // and the call is a crash ("exceeded the memory limit"). 0: no limit.
+  uint64_t memory_limit_bytes = default_memory_limit_bytes();
 };
 
 // Loads the plugin at `path` for isolated execution in a child process. On failure returns nullptr and sets `error`

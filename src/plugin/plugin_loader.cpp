@@ -71,11 +71,14 @@ std::string load_crash_message(const std::string& path, const std::string& how_i
   // A signal is a crash; an exit status is usually a runtime refusing to
   // start (a sanitizer-built plugin in a plain attncheck says so on stderr).
   if (how_it_ended.rfind("killed by", 0) == 0) return prefix(path) + "it crashed while loading: " + how_it_ended;
-  return prefix(path) + "its process ended while loading it (" + how_it_ended + "; see stderr)";
+  if (how_it_ended.rfind("exited with", 0) == 0)
+    return prefix(path) + "its process ended while loading it (" + how_it_ended + "; see stderr)";
+  return prefix(path) + "while loading, its process " + how_it_ended;  // what the supervisor saw
 }
 
 std::string load_timeout_message(const std::string& path, int timeout_ms) {
-  return prefix(path) + "it did not finish loading within " + std::to_string(timeout_ms) + " ms";
+  return prefix(path) + "it did not finish loading within " + std::to_string(timeout_ms) +
+         " ms (a big library on a busy machine may need longer: raise the limit with --load-timeout-ms)";
 }
 
 }  // namespace attncheck

@@ -227,7 +227,7 @@ std::vector<Damage> damages() {
       {"empty", "", "malformed"},
       {"malformed", "{\"schema_version\": 1, law: x}", "malformed"},
       {"not an object", "[1, 2, 3]", "top level"},
-      {"deeply nested", std::string(100000, '[') + std::string(100000, ']'), "top level"},
+      {"deeply nested", std::string(100000, '[') + std::string(100000, ']'), "nest deeper"},
       {"invalid utf-8", replaced(v, "second line", "\xff\xfe"), "malformed"},
       {"schema 2", replaced(v, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version 2"},
       {"schema missing", replaced(v, "\"schema_version\": 1,", ""), "schema_version"},

@@ -1,0 +1,94 @@
+#include "cli/cli_validation.h"
+
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+namespace attncheck {
+
+namespace {
+
+constexpr uint64_t kMinMemoryLimit = uint64_t{16} << 20;  // below this not even a loader runs
+
+}  // namespace
+
+std::optional<uint64_t> parse_memory_size(const std::string& text) {
+  if (text == "none") return 0;
+  std::size_t i = 0;
+  uint64_t n = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    if (n > (UINT64_MAX - 9) / 10) return std::nullopt;
+    n = n * 10 + static_cast<uint64_t>(text[i++] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") shift = 40;
+  else return std::nullopt;
+  if (shift && n > (UINT64_MAX >> shift)) return std::nullopt;
+  return n << shift;
+}
+
+std::string plugin_options_problem(int timeout_ms, int load_timeout_ms, const std::string& memory_limit,
+                                   PluginOptions& options) {
+  if (timeout_ms < 1) return "--timeout-ms must be at least 1 (got " + std::to_string(timeout_ms) + ")";
+  if (load_timeout_ms < 1) return "--load-timeout-ms must be at least 1 (got " + std::to_string(load_timeout_ms) + ")";
+  options.timeout_ms = timeout_ms;
+  options.load_timeout_ms = load_timeout_ms;
+  if (!memory_limit.empty()) {
+    const std::optional<uint64_t> bytes = parse_memory_size(memory_limit);
+    if (!bytes) return "--memory-limit '" + memory_limit + "' is not a size (write 512M, 4G, 2GiB, bytes, or none)";
+    if (*bytes != 0 && *bytes < kMinMemoryLimit) return "--memory-limit must be at least 16M, or none";
+    options.memory_limit_bytes = *bytes;
+  }
+  return "";
+}
+
+std::string cases_problem(int cases) {
+  if (cases < 1) return "--cases must be at least 1 (got " + std::to_string(cases) + ")";
+  if (cases > kMaxCases)
+    return "--cases must be at most " + std::to_string(kMaxCases) + " (got " + std::to_string(cases) + ")";
+  return "";
+}
+
+std::string budget_problem(double seconds) {
+  if (seconds < 0 || seconds != seconds)
+    return "--budget must be a number of seconds, 0 for none (got " + std::to_string(seconds) + ")";
+  return "";
+}
+
+std::string report_paths_problem(const ReportPaths& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, fs::path>> seen;  // flag, canonical path
+  for (const ReportFormat& f : report_formats()) {
+    const auto it = paths.find(f.key);
+    if (it == paths.end() || it->second.empty()) continue;
+    const std::string flag(f.flag);
+    if (it->second == "-") return flag + " -: reports are written to files; give a file name";
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(fs::absolute(it->second), ec);
+    if (ec) continue;  // the writability check names it
+    for (const auto& [other, p] : seen)
+      if (p == canonical)
+        return other + " and " + flag + " name the same file (" + it->second + "): one would overwrite the other";
+    seen.emplace_back(flag, canonical);
+  }
+  return "";
+}
+
+std::string unknown_command_problem(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  for (const char* known : {"check", "replay", "list"})
+    if (std::strcmp(argv[1], known) == 0) return "";
+  return std::string("unknown command '") + argv[1] +
+         "'; the commands are: check, replay, list (see attncheck --help)";
+}
+
+}  // namespace attncheck

@@ -1,0 +1,30 @@
+#include "cli/run_budget.h"
+
+#include <sstream>
+
+namespace attncheck {
+
+RunBudget::RunBudget(double seconds)
+    : seconds_(seconds),
+      deadline_(std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(seconds > 0 ? seconds : 0))) {}
+
+bool RunBudget::over() {
+  if (bounded() && !spent_ && std::chrono::steady_clock::now() >= deadline_) spent_ = true;
+  return spent_;
+}
+
+std::string RunBudget::describe() const {
+  std::ostringstream m;
+  m << "the --budget of " << seconds_ << " s was spent: nothing was called after it; the law running then was "
+    << "judged on fewer cases, the laws after it were skipped";
+  return m.str();
+}
+
+Outcome BudgetedImplementation::run(const Problem& problem) {
+  if (budget_.over()) return {CallStatus::unsupported, {}, "not called: the --budget of the run is spent"};
+  return inner_.run(problem);
+}
+
+}  // namespace attncheck

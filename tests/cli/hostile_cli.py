@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""End-to-end checks that no plugin and no input can kill, hang or fool
+`attncheck` (issue #13): a plugin that cannot be restarted, one that loads
+slowly, one that eats memory, one that leaves processes behind, terminal
+escapes in its texts, and flags that must be refused the same way by every
+command.
+
+Usage: hostile_cli.py ATTNCHECK SCENARIO TEST_PLUGIN_DIR WORKDIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+attncheck, scenario, test_plugin_dir, work = sys.argv[1:5]
+work = os.path.join(work, scenario)
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+json_path = os.path.join(work, "report.json")
+PROCESS_LAWS = {"no_crash", "no_timeout", "no_out_of_bounds_write", "writes_every_output"}
+
+
+def plugin(stem):
+    return os.path.join(test_plugin_dir, stem + ".so")
+
+
+def run(args, expect_rc, env=None, timeout=300):
+    start = time.monotonic()
+    p = subprocess.run([attncheck] + args, capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    seconds = time.monotonic() - start
+    if p.returncode != expect_rc:
+        sys.exit(f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}")
+    return p, seconds
+
+
+def laws_of(report):
+    return {l["law"]: l for l in report["implementations"][0]["laws"]}
+
+
+def check_reload_fault(how, extra):
+    marker = os.path.join(work, "loaded-once")
+    p, seconds = run(["check", "--plugin", plugin("reload_fault_plugin"), "--seed", "20261130", "--cases", "30",
+                      "--timeout-ms", "300", "--json", json_path] + extra, 1,
+                     env={"ATTNCHECK_TEST_RELOAD_MARKER": marker, "ATTNCHECK_TEST_RELOAD_FAULT": how})
+    laws = laws_of(json.load(open(json_path)))
+    failed = sorted(name for name, l in laws.items() if l["status"] == "fail")
+    # The crash and the failed restart are process faults, reported by the
+    # process laws; no arithmetic law fails because the plugin could not be reloaded.
+    assert failed and set(failed) <= PROCESS_LAWS, failed
+    assert laws["no_crash"]["status"] == "fail" and "SIGSEGV" in laws["no_crash"]["message"], laws["no_crash"]
+    # The laws it could not serve any more are skipped with the reason, not failed.
+    skipped = [n for n, l in laws.items() if l["status"] == "skipped"]
+    assert sum("could not be restarted" in laws[n]["message"] for n in skipped) > len(skipped) // 2, skipped
+    restarts = [n for n, l in laws.items() if l["status"] == "fail" and "restart" in l.get("message", "")]
+    assert len(restarts) <= 1, f"the failed restart fails {restarts}"
+    return p, seconds
+
+
+if scenario == "restart-crash":
+    p, seconds = check_reload_fault("crash", [])
+    print(f"failed restart (constructor crashes): {seconds:.1f} s")
+elif scenario == "restart-hang":
+    # One load timeout for the whole check, not one per law or per diagnosis call.
+    p, seconds = check_reload_fault("hang", ["--load-timeout-ms", "1500"])
+    assert seconds < 60, f"a hanging restart made the check take {seconds:.0f} s"
+    print(f"failed restart (constructor hangs): {seconds:.1f} s")
+elif scenario == "slow-load":
+    slow = {"ATTNCHECK_TEST_LOAD_DELAY_MS": "5500"}
+    args = ["check", "--plugin", plugin("slow_load_plugin"), "--law", "matches_oracle", "--cases", "5",
+            "--seed", "1"]
+    # A short per-call limit does not cut loading short: loading has its own, generous one.
+    run(args + ["--timeout-ms", "100"], 0, env=slow)
+    p, _ = run(args + ["--load-timeout-ms", "300"], 2, env=slow)
+    assert "--load-timeout-ms" in p.stderr and "300 ms" in p.stderr, p.stderr
+elif scenario == "budget":
+    # 20 ms a call: a default check (about 5,000 calls) would take minutes.
+    cmd = [attncheck, "check", "--plugin", plugin("slow_load_plugin"), "--seed", "1", "--budget", "3",
+           "--json", json_path]
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=100,
+                       env=dict(os.environ, ATTNCHECK_TEST_CALL_DELAY_MS="20"))
+    seconds = time.monotonic() - start
+    assert p.returncode in (0, 1), (p.returncode, p.stderr)
+    assert seconds < 20, f"--budget 3 took {seconds:.0f} s"
+    assert "--budget of 3 s was spent" in p.stdout, p.stdout[-2000:]
+    report = json.load(open(json_path))
+    assert any("budget" in n for n in report["implementations"][0].get("notes", [])), report
+    assert not [l for l in laws_of(report).values() if l["status"] == "fail"], "a law failed for lack of time"
+    print(f"--budget 3: {seconds:.1f} s")
+elif scenario == "flag-validation":
+    case_dir = os.path.join(work, "cases")
+    run(["check", "--impl", "seed_unscaled", "--law", "matches_oracle", "--seed", "3", "--cases", "20",
+         "--save-failures", case_dir], 1)
+    for flag, value in [("--timeout-ms", "0"), ("--timeout-ms", "-1"), ("--load-timeout-ms", "0"),
+                        ("--memory-limit", "0x1"), ("--memory-limit", "12Q")]:
+        check, _ = run(["check", "--impl", "reference", flag, value], 2)
+        replay, _ = run(["replay", case_dir, "--impl", "reference", flag, value], 2)
+        assert flag in check.stderr and flag in replay.stderr, (check.stderr, replay.stderr)
+        assert "PASS" not in replay.stdout and "FAIL" not in replay.stdout, replay.stdout
+    p, _ = run(["frobnicate"], 2)
+    assert "frobnicate" in p.stderr and "check" in p.stderr and "replay" in p.stderr, p.stderr
+    p, _ = run(["check", "--impl", "reference", "--json", "-"], 2)
+    assert "--json" in p.stderr, p.stderr
+    same = os.path.join(work, "same.out")
+    p, _ = run(["check", "--impl", "reference", "--json", same, "--junit", same], 2)
+    assert "same" in p.stderr and "--junit" in p.stderr, p.stderr
+    p, _ = run(["check", "--impl", "reference", "--budget", "-1"], 2)
+    assert "--budget" in p.stderr, p.stderr
+    p, _ = run(["check", "--impl", "reference", "--cases", "2147483647"], 2)
+    assert "at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr
+elif scenario == "memory-limit":
+    # A long call limit: touching 1 GiB under a sanitizer on a busy machine takes seconds,
+    # and the limit, not the clock, must stop it.
+    p, seconds = run(["check", "--plugin", plugin("memory_hog_plugin"), "--law", "matches_oracle", "--cases", "30",
+                      "--seed", "20261130", "--memory-limit", "1G", "--timeout-ms", "60000", "--json", json_path], 1,
+                     env={"ATTNCHECK_TEST_HOG_MB": "4096"})
+    laws = laws_of(json.load(open(json_path)))
+    assert laws["no_crash"]["status"] == "fail", laws
+    assert "memory limit" in laws["no_crash"]["message"], laws["no_crash"]
+    assert laws["matches_oracle"]["status"] == "pass", laws["matches_oracle"]
+elif scenario == "orphans-exit":
+    pids = os.path.join(work, "pids")
+    run(["check", "--plugin", plugin("orphan_plugin"), "--law", "matches_oracle", "--cases", "20", "--seed", "5"],
+        1, env={"ATTNCHECK_TEST_PID_FILE": pids})
+    recorded = [int(x) for x in open(pids).read().split()] if os.path.exists(pids) else []
+    assert recorded, "the plugin started no process"
+
+    def running(pid):
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            return False
+        return stat[stat.rindex(")") + 2] != "Z"
+
+    left = [pid for pid in recorded if running(pid)]
+    for pid in left:
+        os.kill(pid, 9)
+    assert not left, f"{len(left)} of {len(recorded)} processes the plugin started outlived attncheck"
+elif scenario == "terminal-escapes":
+    p, _ = run(["check", "--plugin", plugin("terminal_escape_plugin"), "--law", "matches_oracle", "--cases", "5",
+                "--seed", "1"], 0)
+    bad = [c for c in p.stdout + p.stderr if (ord(c) < 0x20 and c not in "\n") or 0x7f <= ord(c) < 0xa0]
+    assert not bad, f"raw control characters on the console: {bad!r}"
+    assert "escape" in p.stdout, p.stdout
+else:
+    sys.exit("unknown scenario " + scenario)
+print(scenario, "ok")
