@@ -257,6 +257,9 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.options.gen = *shapes;
     s.options.gen.dtypes = probes[k].supported;
     restrict_to(s.options.gen, findings[k]);
+    s.probe_fault_case = findings[k].fault_case;
+    s.probe_fault_status = findings[k].fault_status;
+    s.probe_fault_message = findings[k].fault_message;
     s.options.min_judged = std::min(a.min_judged, a.cases);  // a floor above --cases could never be met
     s.save_failures_dir = a.save_failures_dir;
     s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };

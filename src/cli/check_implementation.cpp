@@ -10,36 +10,43 @@
 namespace attncheck {
 namespace {
 
-// A crash, hang or bad write provoked by another law's case fails the
-// process law that judges it, unless that law already failed on its own.
-// A process law left out by --law is added: a fault is never silent.
-void charge_process_faults(ImplementationResult& r) {
+// A crash, hang or bad write fails the process law that judges it, unless
+// that law already failed on its own. A process law left out by --law is
+// added: a fault is never silent.
+void charge_fault(ImplementationResult& r, CallStatus status, const Problem& fault_case, const std::string& message,
+                  const std::string& found_while) {
+  const Law* judge = process_law_for(status);
+  if (!judge) return;
+  LawResult* target = nullptr;
+  for (LawResult& l : r.laws)
+    if (l.run.law == judge->name) target = &l;
+  if (!target) {
+    r.laws.push_back(LawResult{});
+    target = &r.laws.back();
+    target->run.law = judge->name;
+    target->run.cases = 0;
+  } else if (target->failed()) {
+    return;
+  }
+  target->run.status = LawStatus::fail;
+  target->run.message = message;
+  target->run.counterexample = fault_case;
+  target->run.shrink_steps = 0;
+  target->found_while = found_while;
+}
+
+// Faults provoked by another law's case (or by the shape probe before the laws ran).
+void charge_process_faults(ImplementationResult& r, const LawRunSettings& settings) {
   const std::size_t judged = r.laws.size();
   for (std::size_t k = 0; k < judged; ++k) {
     if (!r.laws[k].run.fault_case) continue;
-    const Law* judge = process_law_for(r.laws[k].run.fault_status);
-    if (!judge) continue;
-    const std::string& process_law = judge->name;
-    // Copied: r.laws may grow below.
-    const std::string found_while = r.laws[k].run.law, message = r.laws[k].run.fault_message;
-    const Problem fault_case = *r.laws[k].run.fault_case;
-    LawResult* target = nullptr;
-    for (LawResult& l : r.laws)
-      if (l.run.law == process_law) target = &l;
-    if (!target) {
-      r.laws.push_back(LawResult{});
-      target = &r.laws.back();
-      target->run.law = process_law;
-      target->run.cases = 0;
-    } else if (target->failed()) {
-      continue;
-    }
-    target->run.status = LawStatus::fail;
-    target->run.message = message;
-    target->run.counterexample = fault_case;
-    target->run.shrink_steps = 0;
-    target->found_while = found_while;
+    // Copied: r.laws may grow in charge_fault.
+    const LawReport run = r.laws[k].run;
+    charge_fault(r, run.fault_status, *run.fault_case, run.fault_message, run.law);
   }
+  if (settings.probe_fault_case)
+    charge_fault(r, settings.probe_fault_status, *settings.probe_fault_case, settings.probe_fault_message,
+                 "the shape probe (before the laws ran)");
 }
 
 
@@ -79,7 +86,7 @@ ImplementationResult check_implementation(Implementation& impl, const std::vecto
     l.seconds = std::chrono::duration<double>(Clock::now() - law_start).count();
     r.laws.push_back(std::move(l));
   }
-  charge_process_faults(r);
+  charge_process_faults(r, settings);
 
   for (LawResult& l : r.laws) {
     if (!l.failed()) continue;

@@ -30,6 +30,11 @@ struct LawRunSettings {
   std::function<std::string(const std::string& law)> reproduce;
   // Asked before each law: a non-empty answer skips the law with that reason (check --budget).
   std::function<std::string()> skip_reason;
+  // A process fault the shape probe provoked before any law ran: charged to
+  // its process law like any other.
+  std::optional<Problem> probe_fault_case;
+  CallStatus probe_fault_status = CallStatus::ok;
+  std::string probe_fault_message;
 };
 
 // `errors` receives a line for each case file that could not be written.

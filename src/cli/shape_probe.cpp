@@ -23,7 +23,6 @@ Problem probe_problem(DType dtype, int64_t q_len, int64_t kv_len, int64_t d, int
   return p;
 }
 
-bool accepts(Implementation& impl, const Problem& p) { return impl.run(p).status != CallStatus::unsupported; }
 
 // The largest m > 1 such that the accepted lengths are exactly the candidate
 // multiples of m; 1 when there is none (every length, or no pattern).
@@ -60,6 +59,19 @@ std::string ShapeFindings::describe() const {
 
 ShapeFindings probe_shapes(Implementation& impl, DType dtype) {
   ShapeFindings f;
+  // After a process fault every further candidate counts as accepted: nothing
+  // is restricted on the strength of calls that were never answered.
+  auto accepts = [&](Implementation& i, const Problem& p) {
+    if (f.fault_case) return true;
+    const Outcome o = i.run(p);
+    if (is_process_fault(o.status)) {
+      f.fault_case = p;
+      f.fault_status = o.status;
+      f.fault_message = std::string(call_status_name(o.status)) + ": " + o.message;
+      return true;
+    }
+    return o.status != CallStatus::unsupported;
+  };
   // A first accepted call: the lengths and head dim the other probes vary from.
   int64_t q0 = 0, kv0 = 0, d0 = 0;
   for (int64_t q : {4, 1, 16})
@@ -86,6 +98,14 @@ ShapeFindings probe_shapes(Implementation& impl, DType dtype) {
   f.q_len_one_only = qs.size() == 1 && qs.front() == 1;
   if (!f.q_len_one_only) f.q_len_multiple = multiple_of(qs);
   f.kv_len_multiple = multiple_of(kvs);
+  if (f.fault_case) {  // what was learned before the fault may be partial: keep only the fault
+    ShapeFindings faulted;
+    faulted.any_accepted = true;
+    faulted.fault_case = f.fault_case;
+    faulted.fault_status = f.fault_status;
+    faulted.fault_message = f.fault_message;
+    return faulted;
+  }
   return f;
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct ShapeFindings {
   bool q_len_one_only = false;
   bool same_dims = false;          // value_dim must equal head_dim
   int64_t q_len_multiple = 1, kv_len_multiple = 1;
+  // The first call that crashed, hung or wrote where it must not: probing stops
+  // there (learning nothing more, so restricting nothing it did not see) and the
+  // fault is reported by its process law.
+  std::optional<Problem> fault_case;
+  CallStatus fault_status = CallStatus::ok;
+  std::string fault_message;
 
   bool restricts() const;
   // What was learned, e.g. "head_dim in {128}; value_dim = head_dim"; "" when nothing restricts.

@@ -119,8 +119,10 @@ elif scenario == "memory-limit":
                      env={"ATTNCHECK_TEST_HOG_MB": "4096"})
     laws = laws_of(json.load(open(json_path)))
     assert laws["no_crash"]["status"] == "fail", laws
+    # The hog faults on most shapes: the fault budget stops the law early, and
+    # what it judged before is too few for a pass.
+    assert laws["matches_oracle"]["status"] in ("pass", "insufficient") and laws["matches_oracle"]["judged"] >= 1
     assert "memory limit" in laws["no_crash"]["message"], laws["no_crash"]
-    assert laws["matches_oracle"]["status"] == "pass", laws["matches_oracle"]
 elif scenario == "orphans-exit":
     pids = os.path.join(work, "pids")
     run(["check", "--plugin", plugin("orphan_plugin"), "--law", "matches_oracle", "--cases", "20", "--seed", "5"],
