@@ -5,8 +5,9 @@
 //   decode   q_len 1..8 against kv_len up to 16384 (a KV cache), kernel head dims
 //   prefill  q_len = kv_len up to 4096, causal or not, no dense mask
 //   chunked  q_len < kv_len with the bottom_right rule (chunked prefill)
-//   default  a mix of all four sized so one check of one implementation stays
-//            within its budget (about 30 s on 2 cores); long ones are nightly
+//   default  mostly small, with decode (kv_len to 2048), prefill (to 160) and
+//            chunked (48 x 384) shapes: one check of one built-in takes ~5 s on
+//            2 cores, well within its 30 s budget; the long profiles are nightly
 // Every profile but small also draws head_dim from kKernelHeadDims in a share
 // of cases independent of the size ramp, and the values trained models produce.
 //
