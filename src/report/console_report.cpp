@@ -153,7 +153,7 @@ void print_law_table(const RunReport& report, std::ostream& out) {
     for (std::size_t k = 0; k < report.implementations.size(); ++k) {
       const ImplementationResult& i = report.implementations[k];
       headers[k] = std::string("[").append(std::to_string(k + 1)).append("]");  // (not "[" + ...: GCC 12 -Wrestrict bug 105329)
-      out << "  " << std::left << std::setw(5) << headers[k] << std::setw(22) << i.name << i.source;
+      out << "  " << std::left << std::setw(5) << headers[k] << std::setw(22) << i.name << " " << i.source;
       if (i.expectation != Expectation::none) out << ", " << expectation_words(i.expectation);
       out << "\n";
     }
@@ -162,8 +162,13 @@ void print_law_table(const RunReport& report, std::ostream& out) {
     for (const ImplementationResult& i : report.implementations)
       out << "  " << i.name << ": " << i.source << ", " << expectation_words(i.expectation) << "\n";
   }
+  // A column is as wide as its header and its widest cell ("PASS 100").
   std::vector<std::size_t> widths;
-  for (const std::string& h : headers) widths.push_back(std::max<std::size_t>(4, h.size()) + 1);
+  for (std::size_t k = 0; k < headers.size(); ++k) {
+    std::size_t w = std::max<std::size_t>(4, headers[k].size());
+    for (const LawResult& l : report.implementations[k].laws) w = std::max(w, cell(l).size());
+    widths.push_back(w + 1);
+  }
 
   // Cells are left-aligned under their headers; no trailing blanks.
   auto row = [&](const std::string& label, auto&& cell_of) {
