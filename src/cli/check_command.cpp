@@ -239,7 +239,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     if (p.supported.empty()) {
       err << "attncheck check: " << t.impl->name() << " (" << t.impl->source()
           << ") supports none of the requested calls: every probe of dtype " << a.dtype
-          << " (head_dim 2 to 256, q_len 4 and 1) answered ATTNCHECK_UNSUPPORTED; nothing can be checked\n";
+          << " (head_dim 2 to 256, q_len 4 and 1, kv_len 2 to 128) answered ATTNCHECK_UNSUPPORTED; nothing can be checked\n";
       return 2;
     }
     findings.push_back(probe_shapes(*t.impl, p.supported.front()));
@@ -257,9 +257,12 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.options.gen = *shapes;
     s.options.gen.dtypes = probes[k].supported;
     restrict_to(s.options.gen, findings[k]);
-    s.probe_fault_case = findings[k].fault_case;
-    s.probe_fault_status = findings[k].fault_status;
-    s.probe_fault_message = findings[k].fault_message;
+    // A fault in the dtype probe comes first: after it, a plugin that cannot be
+    // restarted answers nothing the shape probe could learn from.
+    const bool dtype_fault = probes[k].fault_case.has_value();
+    s.probe_fault_case = dtype_fault ? probes[k].fault_case : findings[k].fault_case;
+    s.probe_fault_status = dtype_fault ? probes[k].fault_status : findings[k].fault_status;
+    s.probe_fault_message = dtype_fault ? probes[k].fault_message : findings[k].fault_message;
     s.options.min_judged = std::min(a.min_judged, a.cases);  // a floor above --cases could never be met
     s.save_failures_dir = a.save_failures_dir;
     s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };

@@ -46,7 +46,7 @@ void charge_process_faults(ImplementationResult& r, const LawRunSettings& settin
   }
   if (settings.probe_fault_case)
     charge_fault(r, settings.probe_fault_status, *settings.probe_fault_case, settings.probe_fault_message,
-                 "the shape probe (before the laws ran)");
+                 "the probe of dtypes and shapes (before the laws ran)");
 }
 
 

@@ -10,6 +10,8 @@
 //   if (probe.supported.empty()) ...  // the implementation supports none of the requested calls
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,11 @@ struct DroppedDType {
 struct DTypeProbe {
   std::vector<DType> supported;  // in the order requested
   std::vector<DroppedDType> dropped;
+  // The first probe call that crashed, hung or wrote where it must not (its
+  // dtype is kept: the laws must judge it); reported by its process law.
+  std::optional<Problem> fault_case;
+  CallStatus fault_status = CallStatus::ok;
+  std::string fault_message;
 };
 
 // "f16 dropped: every probe call answered ATTNCHECK_UNSUPPORTED (<message>)"

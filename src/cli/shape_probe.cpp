@@ -74,11 +74,12 @@ ShapeFindings probe_shapes(Implementation& impl, DType dtype) {
   };
   // A first accepted call: the lengths and head dim the other probes vary from.
   int64_t q0 = 0, kv0 = 0, d0 = 0;
-  for (int64_t q : {4, 1, 16})
-    for (int64_t d : kHeadDimCandidates)
-      if (!d0 && accepts(impl, probe_problem(dtype, q, std::max<int64_t>(q, 4), d, d))) {
-        q0 = q, kv0 = std::max<int64_t>(q, 4), d0 = d;
-      }
+  for (int64_t kv : {4, 16, 64, 128})
+    for (int64_t q : {4, 1, 16})
+      for (int64_t d : kHeadDimCandidates)
+        if (!d0 && accepts(impl, probe_problem(dtype, q, std::max(q, kv), d, d))) {
+          q0 = q, kv0 = std::max(q, kv), d0 = d;
+        }
   if (!d0) return f;
   f.any_accepted = true;
 
@@ -111,7 +112,11 @@ ShapeFindings probe_shapes(Implementation& impl, DType dtype) {
 
 void restrict_to(GenOptions& g, const ShapeFindings& f) {
   if (!f.head_dims.empty()) {
-    g.head_dims = f.head_dims;
+    // Within what was asked (--head-dim), when any of it is accepted.
+    std::vector<int64_t> both;
+    for (int64_t d : g.head_dims)
+      if (std::find(f.head_dims.begin(), f.head_dims.end(), d) != f.head_dims.end()) both.push_back(d);
+    g.head_dims = both.empty() ? f.head_dims : both;
     g.max_head_dim = std::max(g.max_head_dim, f.head_dims.back());
   }
   if (f.same_dims) g.same_dims = true;

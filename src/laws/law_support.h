@@ -65,7 +65,9 @@ struct Tally {
 // A law judged on the attention weights themselves: the problem gets V = the
 // kv_len x kv_len identity (value_dim = kv_len), so the output is the weight
 // matrix P [batch][heads][q_len][kv_len]. The generator caps kv_len at
-// kMaxIdentityKeys and larger replayed cases are not applicable. `prepare`
+// kMaxIdentityKeys and larger replayed cases are not applicable. An
+// implementation that refuses value_dim = kv_len has the same weights read in
+// blocks through the value_dim the case was drawn with. `prepare`
 // (optional) rewrites the generated problem first (e.g. adds a mask).
 using WeightsCheck = std::function<Verdict(const Problem& p, const std::vector<double>& weights)>;
 Law weights_law(std::string name, std::string statement, WeightsCheck check,

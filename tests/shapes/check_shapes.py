@@ -63,10 +63,15 @@ if scenario == "head-dim-128":
     for name, law in laws.items():
         check(law["status"] != "pass" or law["judged"] >= FLOOR, f"{name}: pass on {law['judged']}")
         check(law["status"] != "fail", f"{name} failed on a correct kernel: {law.get('message')}")
+    # The weight laws read V = identity in blocks of its value_dim; only a law that must
+    # change head_dim (logit_shift_invariance adds a column to Q and K) cannot apply.
     passed = [n for n, l in laws.items() if l["status"] == "pass"]
-    check(len(passed) >= 15, f"only {len(passed)} laws passed: {passed}")
-    if any(l["status"] == "insufficient" for l in laws.values()):
-        check(proc.returncode == 1 and impl["verdict"] == "fail", "insufficient laws must fail the run")
+    check(len(passed) == len(laws) - 1, f"{len(passed)} of {len(laws)} laws passed: {passed}")
+    check(laws["logit_shift_invariance"]["status"] == "skipped" and laws["logit_shift_invariance"].get("message"),
+          f"logit_shift_invariance {laws['logit_shift_invariance']}")
+    for name in ("weights_sum_to_one", "weights_in_unit_interval", "masked_weights_zero"):
+        check(laws[name]["status"] == "pass" and laws[name]["judged"] >= FLOOR, f"{name} {laws[name]}")
+    check(proc.returncode == 0 and impl["verdict"] == "pass", f"exit {proc.returncode}")
 elif scenario == "decode":
     # The decode profile, with keys capped at 2048 to keep CI quick (nightly runs take it to 16384).
     proc, report = run("spec_decode_plugin.so", "--profile", "decode", "--kv-len", "1..2048")
@@ -112,18 +117,18 @@ elif scenario == "insufficient":
                        "--cases", "30", "--min-judged", "30")
     law = laws_of(report)["matches_oracle"]
     check(law["status"] in ("pass", "insufficient"), law["status"])
-    # V = identity needs value_dim = kv_len, and this kernel takes value_dim = 128 only:
-    # only cases with kv_len = 128 can be judged, a few of the 40 drawn.
-    few = ["--law", "weights_sum_to_one", "--cases", "40", "--kv-len", "126..128"]
-    proc, report = run("spec_head_dim_128_plugin.so", *few)
-    law = laws_of(report)["weights_sum_to_one"]
-    check(law["status"] == "insufficient", f"weights_sum_to_one {law}")
+    # A kernel compiled for kv_len 16 alone: a rule the probe does not express, so
+    # most drawn cases are unsupported and the laws judge only a few.
+    few = ["--law", "matches_oracle", "--law", "weights_sum_to_one", "--cases", "40"]
+    proc, report = run("spec_kv_len_16_plugin.so", *few)
+    for name, law in laws_of(report).items():
+        check(law["status"] == "insufficient", f"{name} {law}")
+        check(0 < law["judged"] < FLOOR and law["cases"] >= 40, f"{name} judged {law['judged']} of {law['cases']}")
     check(proc.returncode == 1 and "INSUFFICIENT" in proc.stdout, f"exit {proc.returncode}")
     check(report["implementations"][0]["verdict"] == "fail", "an insufficient law must fail the verdict")
-    check(0 < law["judged"] < FLOOR and law["cases"] >= 40, f"judged {law['judged']} of {law['cases']}")
-    proc, report = run("spec_head_dim_128_plugin.so", *few, "--allow-insufficient")
+    proc, report = run("spec_kv_len_16_plugin.so", *few, "--allow-insufficient")
     check(proc.returncode == 0, f"--allow-insufficient: exit {proc.returncode}")
-    check(laws_of(report)["weights_sum_to_one"]["status"] == "insufficient", "status must stay insufficient")
+    check(all(l["status"] == "insufficient" for l in laws_of(report).values()), "status must stay insufficient")
     check(report["implementations"][0]["verdict"] == "pass", "allowed: the verdict ignores it")
     # Without a plugin's restrictions a small --cases lowers the floor with it: 10 of 10 is a pass.
     proc, report = run("spec_multiple_of_32_plugin.so", "--law", "matches_oracle", "--cases", "10")

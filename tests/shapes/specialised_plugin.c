@@ -3,6 +3,8 @@
  *   SPEC_HEAD_DIM_128    head_dim 128 only, value_dim = head_dim (a fixed-size kernel)
  *   SPEC_DECODE          q_len = 1 only (a decode kernel over a KV cache)
  *   SPEC_MULTIPLE_OF_32  head_dim a multiple of 32
+ *   SPEC_KV_LEN_16       kv_len 16 only (one compiled sequence length: a rule the
+ *                        probe does not express, so most drawn cases go unjudged)
  *   SPEC_FAST64_NO_SCALE all shapes; its head_dim-64 fast path ignores an
  *                        explicit scale (uses 1/sqrt(64)): a real fault
  * Everything it accepts it computes correctly (except the fault), in double,
@@ -30,6 +32,8 @@ static int forward(const attncheck_call *c, char *err, size_t err_len) {
   if (c->head_dim != 128 || c->value_dim != 128) return unsupported(err, err_len, "head_dim = value_dim = 128 only");
 #elif defined(SPEC_DECODE)
   if (c->q_len != 1) return unsupported(err, err_len, "decode kernel: q_len 1 only");
+#elif defined(SPEC_KV_LEN_16)
+  if (c->kv_len != 16) return unsupported(err, err_len, "kv_len 16 only");
 #elif defined(SPEC_MULTIPLE_OF_32)
   if (c->head_dim % 32 != 0) return unsupported(err, err_len, "head_dim must be a multiple of 32");
 #endif
