@@ -26,70 +26,17 @@
 #include "impls/typed_call.h"
 #include "oracle/oracle.h"
 #include "problem/generators.h"
+#include "sixteen_bit_attention.h"
 
 using namespace attncheck;
 
 namespace {
 
-// `acc16`: a FlashAttention-2 style streaming softmax (tiles of 32 keys,
-// running max, f32 logits, exp and row sum) whose P.V accumulator is rounded to
-// the 16-bit format after every addition, as a matrix unit with a 16-bit
-// accumulator computes it: the fault of accumulating in f16/bf16 where the ABI
-// computes and accumulates those formats in f32. Over long rows every term
-// below half an ulp of the accumulator is lost.
-template <class Half>
-void acc16_kernel(const TypedCall<float>& c) {
-  constexpr int64_t kTile = 32;
-  const float scale = c.abi_scale();
-  const float minus_inf = -std::numeric_limits<float>::infinity();
-  const auto narrow = [](float x) { return static_cast<float>(Half(x)); };
-  std::vector<float> s(kTile), acc(c.value_dim);
-  for (int64_t bh = 0; bh < c.heads_total(); ++bh)
-    for (int64_t i = 0; i < c.q_len; ++i) {
-      const float* q = c.q_head(bh) + i * c.head_dim;
-      float m = minus_inf, l = 0;
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t j0 = 0; j0 < c.kv_len; j0 += kTile) {
-        const int64_t keys = std::min(kTile, c.kv_len - j0);
-        float tile_max = minus_inf;
-        for (int64_t jj = 0; jj < keys; ++jj) {
-          const float* k = c.k_head(bh) + (j0 + jj) * c.head_dim;
-          float dot = 0;
-          for (int64_t d = 0; d < c.head_dim; ++d) dot += q[d] * k[d];
-          s[jj] = visible(c, bh, i, j0 + jj) ? dot * scale : minus_inf;
-          tile_max = std::max(tile_max, s[jj]);
-        }
-        const float new_max = std::max(m, tile_max);
-        if (new_max == minus_inf) continue;
-        const float alpha = std::exp(m - new_max);
-        l *= alpha;
-        for (int64_t jj = 0; jj < keys; ++jj) {
-          s[jj] = std::exp(s[jj] - new_max);
-          l += s[jj];
-        }
-        m = new_max;
-        for (int64_t col = 0; col < c.value_dim; ++col) {
-          float a = narrow(acc[col] * alpha);
-          for (int64_t jj = 0; jj < keys; ++jj) a = narrow(a + s[jj] * c.v_head(bh)[(j0 + jj) * c.value_dim + col]);
-          acc[col] = a;
-        }
-      }
-      float* out = c.out_head(bh) + i * c.value_dim;
-      for (int64_t col = 0; col < c.value_dim; ++col) out[col] = l > 0 ? acc[col] / l : 0.0f;
-    }
-}
-
-int acc16_forward(const attncheck_call* call, char* err, size_t err_len) {
-  if (!call || (call->dtype != ATTNCHECK_F16 && call->dtype != ATTNCHECK_BF16))
-    return report(err, err_len, ATTNCHECK_UNSUPPORTED, "16-bit formats only");
-  const bool f16 = call->dtype == ATTNCHECK_F16;
-  return dispatch(call, err, err_len, [f16](const auto& c) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, TypedCall<float>>) {
-      if (f16) acc16_kernel<Eigen::half>(c);
-      else acc16_kernel<Eigen::bfloat16>(c);
-    }
-  });
-}
+// `acc16`: a FlashAttention-2 style streaming softmax (tiles of 32 keys)
+// whose P.V accumulator is rounded to the 16-bit format after every addition,
+// as a matrix unit with a 16-bit accumulator computes it
+// (tests/support/sixteen_bit_attention.h, shared with the bound's tests).
+constexpr auto acc16_forward = testing::flash_forward<false, true>;
 
 struct Tally {
   std::vector<double> ratios;  // worst error/bound of each case (elements with a finite, positive bound)

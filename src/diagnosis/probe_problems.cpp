@@ -21,16 +21,6 @@ Problem gaussian_probe(DType dtype, const Shape& shape, double scale, double log
   return p;
 }
 
-Problem weights_revealing(const Problem& p) {
-  Problem r = p;
-  const Shape& s = p.shape;
-  r.shape.value_dim = s.kv_len;
-  r.v.assign(s.batch * s.heads * s.kv_len * s.kv_len, 0.0);
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-    for (int64_t j = 0; j < s.kv_len; ++j) r.v[r.v_at(bh, j, j)] = 1.0;
-  return r;
-}
-
 Problem with_row_logit_sizes(const Problem& p, const std::vector<double>& target) {
   Problem r = p;
   const Shape& s = p.shape;

@@ -6,7 +6,7 @@
 // are rounded to the probe's dtype, so every probe is a legal call.
 //
 // Example usage (the weights of a 4 x 16 Gaussian problem):
-//   Problem p = weights_revealing(gaussian_probe(DType::f32, {1, 1, 4, 16, 64, 4}, NAN, 1.5, 3));
+//   Problem p = with_identity_values(gaussian_probe(DType::f32, {1, 1, 4, 16, 64, 4}, NAN, 1.5, 3));
 //   if (const std::optional<ProbeRun> r = run_probe(impl, p); r && !r->correct) ...  // r->out is P [4][16]
 #pragma once
 
@@ -26,12 +26,6 @@ namespace attncheck {
 // [0.5, 1.5], so every output is near 1 and a relative error is well defined.
 // No causal rule, no mask.
 Problem gaussian_probe(DType dtype, const Shape& shape, double scale, double logit_std, uint64_t seed);
-
-// The same problem with V = the kv_len x kv_len identity in every head
-// (value_dim = kv_len): the output is then the weight matrix P
-// [b][h][q_len][kv_len]. (The laws' with_identity_values; diagnosis may not
-// include laws/.)
-Problem weights_revealing(const Problem& p);
 
 // Query row i of every head multiplied so that its largest exact |logit| is
 // about target[i] (target: [q_len]); rows whose logits are all 0 are left alone.

@@ -69,7 +69,7 @@ Problem rows_sized(const Problem& failing, double from, double to, uint64_t seed
   const double scale = std::isfinite(failing.effective_scale()) && failing.effective_scale() != 0 ? failing.scale : NAN;
   std::vector<double> size(kRows);
   for (int64_t i = 0; i < kRows; ++i) size[i] = from * std::pow(to / from, static_cast<double>(i) / (kRows - 1));
-  return weights_revealing(with_row_logit_sizes(gaussian_probe(failing.dtype, shape, scale, 1.0, seed), size));
+  return with_identity_values(with_row_logit_sizes(gaussian_probe(failing.dtype, shape, scale, 1.0, seed), size));
 }
 
 }  // namespace

@@ -34,21 +34,15 @@ Verdict oracle_verdict(const Problem& p, const CheckedRun& run, const std::strin
 namespace {
 
 // The weights of `identity` (V = the kv_len x kv_len identity) read in blocks
-// of `dv` keys, for an implementation that takes only its own value_dim (a
-// kernel built for value_dim = head_dim = 128): call b has value_dim dv and
-// V[j][c] = 1 where j = b * dv + c, so its output column c is the weight of
-// key b * dv + c. Each output is one weight times 1, as with the full
+// of `dv` keys (with_identity_block), for an implementation that takes only its
+// own value_dim (a kernel built for value_dim = head_dim = 128). Each output is one weight times 1, as with the full
 // identity. nullopt when every block was answered (weights filled, [b][h][q_len][kv_len]).
 std::optional<Verdict> weights_by_blocks(Implementation& impl, const Problem& identity, int64_t dv,
                                          std::vector<double>& weights) {
   const Shape& s = identity.shape;
   weights.assign(s.out_size(), 0.0);
   for (int64_t first = 0; first < s.kv_len; first += dv) {
-    Problem block = identity;
-    block.shape.value_dim = dv;
-    block.v.assign(s.batch * s.heads * s.kv_len * dv, 0.0);
-    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-      for (int64_t c = 0; c < dv && first + c < s.kv_len; ++c) block.v[block.v_at(bh, first + c, c)] = 1.0;
+    const Problem block = with_identity_block(identity, first, dv);
     std::vector<double> out;
     if (auto bad = run_for(impl, block, out)) return bad;
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
@@ -128,16 +122,6 @@ std::optional<std::string> mismatch(const Problem& p, const std::vector<double>&
   os << count << " element(s) differ; worst " << output_element(p, at) << ": " << name_a << " = " << num(a[at])
      << ", " << name_b << " = " << num(b[at]) << ", allowed difference " << num(tol_a[at] + tol_b[at]);
   return os.str();
-}
-
-Problem with_identity_values(const Problem& p) {
-  Problem r = p;
-  const Shape& s = p.shape;
-  r.shape.value_dim = s.kv_len;
-  r.v.assign(s.batch * s.heads * s.kv_len * s.kv_len, 0.0);
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-    for (int64_t j = 0; j < s.kv_len; ++j) r.v[r.v_at(bh, j, j)] = 1.0;
-  return r;
 }
 
 }  // namespace attncheck

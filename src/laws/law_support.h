@@ -11,6 +11,7 @@
 
 #include "laws/law.h"
 #include "oracle/oracle.h"
+#include "problem/transforms.h"  // with_identity_values, with_identity_block
 
 namespace attncheck {
 
@@ -84,9 +85,6 @@ std::optional<std::string> mismatch(const Problem& p, const std::vector<double>&
                                     const std::vector<double>& b, const std::vector<double>& tol_b,
                                     const char* name_a, const char* name_b);
 
-// The problem with V replaced by the kv_len x kv_len identity in every head
-// (value_dim = kv_len): the output is then the attention weights P [b][h][q_len][kv_len].
-Problem with_identity_values(const Problem& p);
 
 // Largest problems the weight-revealing laws build (V = identity has kv_len columns).
 inline constexpr int64_t kMaxIdentityKeys = 128;

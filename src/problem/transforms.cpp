@@ -92,6 +92,18 @@ Problem with_keys(const Problem& p, int64_t begin, int64_t count) {
   return restricted(p, {s.batch, s.heads, 0, s.q_len, begin, count, s.head_dim, s.value_dim});
 }
 
+Problem with_identity_block(const Problem& p, int64_t first, int64_t value_dim) {
+  Problem r = p;
+  const Shape& s = p.shape;
+  r.shape.value_dim = value_dim;
+  r.v.assign(s.batch * s.heads * s.kv_len * value_dim, 0.0);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t c = 0; c < value_dim && first + c < s.kv_len; ++c) r.v[r.v_at(bh, first + c, c)] = 1.0;
+  return r;
+}
+
+Problem with_identity_values(const Problem& p) { return with_identity_block(p, 0, p.shape.kv_len); }
+
 long double exact_logit(const Problem& p, int64_t bh, int64_t i, int64_t j) {
   long double dot = 0;
   for (int64_t d = 0; d < p.shape.head_dim; ++d)

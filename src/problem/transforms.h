@@ -59,6 +59,14 @@ Problem restricted(const Problem& p, const Ranges& r);
 // Keys [begin, begin + count) of every head: rows of K and V, mask columns.
 Problem with_keys(const Problem& p, int64_t begin, int64_t count);
 
+// The same problem with V = columns [first, first + value_dim) of the
+// kv_len x kv_len identity in every head: V[j][c] = 1 where j = first + c.
+// Output column c is then the weight of key first + c, [b][h][q_len][value_dim].
+Problem with_identity_block(const Problem& p, int64_t first, int64_t value_dim);
+// The whole identity (value_dim = kv_len): the output is the weight matrix P
+// [b][h][q_len][kv_len].
+Problem with_identity_values(const Problem& p);
+
 // Exact logits scale * q_i . k_j of row (bh, i) accumulated in long double,
 // -inf for keys the row does not see: [kv_len].
 std::vector<long double> row_logits(const Problem& p, int64_t bh, int64_t i);

@@ -4,22 +4,8 @@
 // below the format's smallest normal are allowed their absolute error, and
 // matches_oracle does not say PASS on a case where it judged nothing.
 //
-// Test implementations (ABI forward functions, run in-process like the
-// built-ins):
-//   p16_flash      FlashAttention-2 style: logits, running max, exp and the row
-//                  sum in f32; the weights rounded to the 16-bit format before
-//                  P.V, which accumulates in f32. Correct under
-//                  docs/tolerance.md section 6.
-//   p16_flash_ftz  the same, with 16-bit weights below the smallest normal
-//                  flushed to zero (hardware without 16-bit subnormals). Correct.
-//   p16_unfused    softmax in f32, the normalised weights rounded to 16 bits,
-//                  P.V in f32 (`softmax(q k^T) @ v` on 16-bit tensors). Correct.
-//   p16_unfused_ftz  the same, flushing normalised weights below the smallest
-//                  normal: not correct (a row of 2^14 + 1 equal logits comes
-//                  out zero), and flagged.
-//   acc16          the P.V accumulator kept in the 16-bit format itself: a
-//                  fault (the ABI computes and accumulates 16-bit formats in
-//                  f32).
+// Test implementations: the 16-bit kernels of tests/support/sixteen_bit_attention.h
+// (shared with bench/validate_bound), run in-process like the built-ins.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,6 +17,7 @@
 
 #include "impls/in_process.h"
 #include "impls/typed_call.h"
+#include "sixteen_bit_attention.h"
 #include "laws/law.h"
 #include "oracle/oracle.h"
 #include "problem/generators.h"
@@ -38,117 +25,7 @@
 namespace attncheck {
 namespace {
 
-constexpr int64_t kTile = 32;
-
-// Rounds a float to the 16-bit format Half and back, flushing results below the
-// format's smallest normal to zero when Ftz.
-template <class Half, bool Ftz>
-float to16(float x) {
-  const float r = static_cast<float>(Half(x));
-  if constexpr (Ftz) {
-    const float min_normal = static_cast<float>((std::numeric_limits<Half>::min)());
-    if (std::abs(r) < min_normal) return 0.0f;
-  }
-  return r;
-}
-
-// Streaming softmax over tiles of kTile keys, one query row at a time.
-// Weights16: the weights are rounded to Half (optionally flushed) before P.V.
-// Acc16: the P.V accumulator is rounded to Half after every update, as a
-// matrix unit with a 16-bit accumulator does (the fault).
-template <class Half, bool Ftz, bool Acc16>
-void flash_row_kernel(const TypedCall<float>& c) {
-  const float scale = c.abi_scale();
-  const float minus_inf = -std::numeric_limits<float>::infinity();
-  std::vector<float> s(kTile), acc(c.value_dim);
-  const auto narrow = [](float x) { return Acc16 ? static_cast<float>(Half(x)) : x; };
-  for (int64_t bh = 0; bh < c.heads_total(); ++bh)
-    for (int64_t i = 0; i < c.q_len; ++i) {
-      const float* q = c.q_head(bh) + i * c.head_dim;
-      float m = minus_inf, l = 0;
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t j0 = 0; j0 < c.kv_len; j0 += kTile) {
-        const int64_t keys = std::min(kTile, c.kv_len - j0);
-        float tile_max = minus_inf;
-        for (int64_t jj = 0; jj < keys; ++jj) {
-          const int64_t j = j0 + jj;
-          float dot = 0;
-          const float* k = c.k_head(bh) + j * c.head_dim;
-          for (int64_t d = 0; d < c.head_dim; ++d) dot += q[d] * k[d];
-          s[jj] = visible(c, bh, i, j) ? dot * scale : minus_inf;
-          tile_max = std::max(tile_max, s[jj]);
-        }
-        const float new_max = std::max(m, tile_max);
-        if (new_max == minus_inf) continue;
-        const float alpha = std::exp(m - new_max);
-        float tile_sum = 0;
-        for (int64_t jj = 0; jj < keys; ++jj) {
-          s[jj] = std::exp(s[jj] - new_max);
-          tile_sum += s[jj];  // FlashAttention-2 sums the f32 weights
-          if (!Acc16) s[jj] = to16<Half, Ftz>(s[jj]);
-        }
-        l = l * alpha + tile_sum;
-        m = new_max;
-        for (int64_t col = 0; col < c.value_dim; ++col) {
-          float a = acc[col] * alpha;
-          for (int64_t jj = 0; jj < keys; ++jj) a = narrow(a + s[jj] * c.v_head(bh)[(j0 + jj) * c.value_dim + col]);
-          acc[col] = a;
-        }
-      }
-      float* out = c.out_head(bh) + i * c.value_dim;
-      for (int64_t col = 0; col < c.value_dim; ++col) out[col] = l > 0 ? acc[col] / l : 0.0f;
-    }
-}
-
-// Unfused, as `softmax(q k^T * scale) @ v` runs on 16-bit tensors: the row's
-// max and sum in f32, the normalised weights p_j = exp(s_j - m) / L rounded
-// to Half (optionally flushed) and stored, then P.V accumulated in f32.
-template <class Half, bool Ftz>
-void unfused_kernel(const TypedCall<float>& c) {
-  const float scale = c.abi_scale();
-  const float minus_inf = -std::numeric_limits<float>::infinity();
-  std::vector<float> s(c.kv_len);
-  for (int64_t bh = 0; bh < c.heads_total(); ++bh)
-    for (int64_t i = 0; i < c.q_len; ++i) {
-      const float* q = c.q_head(bh) + i * c.head_dim;
-      float m = minus_inf, l = 0;
-      for (int64_t j = 0; j < c.kv_len; ++j) {
-        const float* k = c.k_head(bh) + j * c.head_dim;
-        float dot = 0;
-        for (int64_t d = 0; d < c.head_dim; ++d) dot += q[d] * k[d];
-        s[j] = visible(c, bh, i, j) ? dot * scale : minus_inf;
-        m = std::max(m, s[j]);
-      }
-      float* out = c.out_head(bh) + i * c.value_dim;
-      if (m == minus_inf) { std::fill(out, out + c.value_dim, 0.0f); continue; }
-      for (int64_t j = 0; j < c.kv_len; ++j) l += s[j] = std::exp(s[j] - m);
-      for (int64_t j = 0; j < c.kv_len; ++j) s[j] = to16<Half, Ftz>(s[j] / l);
-      for (int64_t col = 0; col < c.value_dim; ++col) {
-        float a = 0;
-        for (int64_t j = 0; j < c.kv_len; ++j) a += s[j] * c.v_head(bh)[j * c.value_dim + col];
-        out[col] = a;
-      }
-    }
-}
-
-// Only the 16-bit formats: the kernel needs to know which one.
-template <bool Ftz, bool Acc16, bool Unfused = false>
-int flash_forward(const attncheck_call* call, char* err, size_t err_len) {
-  if (!call || (call->dtype != ATTNCHECK_F16 && call->dtype != ATTNCHECK_BF16))
-    return report(err, err_len, ATTNCHECK_UNSUPPORTED, "16-bit formats only");
-  const bool f16 = call->dtype == ATTNCHECK_F16;
-  return dispatch(call, err, err_len, [f16](const auto& c) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, TypedCall<float>>) {
-      if constexpr (Unfused) {
-        if (f16) unfused_kernel<Eigen::half, Ftz>(c);
-        else unfused_kernel<Eigen::bfloat16, Ftz>(c);
-      } else {
-        if (f16) flash_row_kernel<Eigen::half, Ftz, Acc16>(c);
-        else flash_row_kernel<Eigen::bfloat16, Ftz, Acc16>(c);
-      }
-    }
-  });
-}
+using testing::flash_forward;
 
 InProcessImplementation p16_flash() { return {"p16_flash", flash_forward<false, false>}; }
 InProcessImplementation p16_flash_ftz() { return {"p16_flash_ftz", flash_forward<true, false>}; }
