@@ -1,0 +1,79 @@
+// The arithmetic the bound allows (docs/tolerance.md): unit roundoffs, the
+// classic gamma(n), and the per-key logit error e_j, shared by the oracle's
+// careful scalar path (careful_row.cpp) and its blocked, vectorised path
+// (fast_rows.cpp), so both derive the same bound from the same terms.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "problem/dtype.h"
+
+namespace attncheck::oracle_detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// gamma(n) = n u / (1 - n u): the relative error bound of n roundings in a row.
+inline double gamma(double n, double u) {
+  const double nu = n * u;
+  return nu < 1 ? nu / (1 - nu) : kInf;
+}
+
+// The arithmetic an implementation in this dtype is allowed. f16/bf16 are
+// stored in 16 bits but, as the ABI's dtypes are used in practice, computed
+// and accumulated in f32; logits and weights may be stored in 16 bits between
+// steps, and the output is rounded to 16 bits.
+struct Arithmetic {
+  double u;            // unit roundoff of the computation
+  double u16;          // unit roundoff of the 16-bit storage, 0 for f32/f64
+  double tiny;         // smallest normal of the computation (underflow, flush-to-zero)
+  double out_floor;    // smallest subnormal of the storage (output rounding near zero)
+  double weight_floor; // smallest normal of the 16-bit storage of the weights, 0 for f32/f64:
+                       // a weight stored below it keeps only an absolute accuracy (or is flushed)
+  double weight_step;  // half the 16-bit storage's smallest subnormal: rounding to a subnormal step
+  double exp_ulps;     // error of one exp, in units of u (a logit error of exp_ulps * u)
+};
+
+// Every libm and vectorised exp we know is within 2 ulps.
+inline constexpr double kLibmExpUlps = 2;
+
+inline Arithmetic arithmetic_of(DType t) {
+  const DType compute = compute_dtype(t);
+  const bool stored_narrower = compute != t;  // 16-bit storage of f32 arithmetic
+  return {unit_roundoff(compute), stored_narrower ? unit_roundoff(t) : 0.0, min_normal(compute), min_subnormal(t),
+          stored_narrower ? min_normal(t) : 0.0, stored_narrower ? min_subnormal(t) / 2 : 0.0, kLibmExpUlps};
+}
+
+// The oracle's own arithmetic in H, so its error is added to the bound too.
+// (It neither flushes nor, inside the domain, underflows where it matters: tiny = 0.)
+template <class H> Arithmetic oracle_arithmetic(double exp_ulps = kLibmExpUlps) {
+  return {static_cast<double>(std::numeric_limits<H>::epsilon() / 2), 0.0, 0.0, 0.0, 0.0, 0.0, exp_ulps};
+}
+
+// Per-key logit error allowed in arithmetic `ar`, e_j in docs/tolerance.md:
+//   dot product and scaling (gamma(D + 3) a_j, a_j = |scale| sum_d |q_d k_jd|),
+//   the max subtraction (u |s_j - m|), exp, 16-bit storage of logits and
+//   weights, and subnormal inputs flushed to zero (`ftz` is
+//   |scale| sum_d (|q_d| + |k_jd|) times the arithmetic's smallest normal).
+inline double logit_error(const Arithmetic& ar, double gamma_d3, double s, double x, double a, double ftz) {
+  // x = s - m
+  return gamma_d3 * a + ar.u * std::abs(x) + ar.exp_ulps * ar.u +
+         (ar.u16 > 0 ? ar.u16 * (std::abs(s) + std::abs(x) + 1) : 0.0) + ftz;
+}
+
+// The accumulation coefficient of sum_j p_j |v_jc| (docs/tolerance.md, sections 5
+// and 6): numerator and denominator each 2n + 1 roundings (streaming rescales),
+// one division, 16-bit output and weights, and the log-sum-exp normalisation
+// (lse rounded once: up to a relative sqrt(u)). `m` is the row's largest logit.
+inline double accumulation_coefficient(const Arithmetic& dt, double n, double m) {
+  const double lse = std::min(dt.u * (std::abs(m) + std::log(n) + 2), std::sqrt(dt.u));
+  return 2 * gamma(2 * n + 1, dt.u) + dt.u + 2 * dt.u16 + lse;
+}
+// The oracle divides by its sum: no lse.
+inline double oracle_accumulation_coefficient(const Arithmetic& orc, double n) {
+  return 2 * gamma(2 * n + 1, orc.u) + orc.u;
+}
+
+}  // namespace attncheck::oracle_detail

@@ -1,0 +1,85 @@
+// The vectorised loops of the oracle's double path (fast_rows.cpp), over raw
+// arrays, multiversioned (simd_clones.h). Shapes, for a block of kRows query
+// rows of one head against its keys:
+//   qb, aqb [kRows][D]       the rows and their absolute values
+//   kt, akt [D][n16]         K^T and |K|^T, zero past kv_len (n16 = whole tiles)
+//   per-key rows [kRows][stride], stride = n16: logits, weights, shifts
+//   v [n][vstride]           V padded to whole kCols columns
+#pragma once
+
+#include <cstdint>
+
+namespace attncheck::oracle_detail {
+
+inline constexpr int kRows = 4;   // query rows per block
+inline constexpr int kTile = 16;  // keys per tile of the logits kernel
+inline constexpr int kCols = 16;  // value columns per pass of the V kernels
+
+// dot[r][j] = sum_d q_rd k_jd and absd[r][j] = sum_d |q_rd| |k_jd| for the keys of tiles [0, tiles).
+void logits_kernel(const double* qb, const double* aqb, const double* kt, const double* akt, int64_t D, int64_t n16,
+                   int64_t tiles, double* dot, double* absd);
+
+// Over keys [0, n), columns [c0, c0 + kCols):
+//   out[r][c] = sum_j w[r][j] v[j][c], sabs[r][c] = sum_j pw[r][j] |v[j][c]|,
+//   vmax[r][c] = max over keys with vis[r][j] = 1 of |v[j][c]|.   (outputs [kRows][kCols])
+void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
+                   int64_t stride, int64_t n, double* out, double* sabs, double* vmax);
+
+// Given the outputs o [kRows][kCols]: dev_dt[r][c] = sum_j sdt[r][j] |v[j][c] - o[r][c]|, dev_or the same
+// with sor, and (d16 not null) sub16[r][c] = sum_j d16[r][j] max(|v[j][c]|, |v[j][c] - o[r][c]|).
+void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* sdt,
+                      const double* sor, const double* d16, int64_t stride, int64_t n, double* dev_dt, double* dev_or,
+                      double* sub16);
+
+// Sum of x[0, n) with one accumulator per lane (vectorises without reassociating).
+double lane_sum(const double* x, int64_t n);
+
+}  // namespace attncheck::oracle_detail
+
+namespace attncheck::oracle_detail {
+
+// The per-key loops of one row, over keys [0, n) with n a multiple of 8 (rows
+// are padded; padding keys have vis = 0). vis[j] is 1 for a key the row sees, else 0.
+
+// s_j = scale dot_j, a_j = |scale| absd_j in place; returns the largest s_j over visible keys (-inf if none).
+double scale_logits_kernel(double* dot, double* absd, const double* vis, double scale, int64_t n);
+
+// x_j = s_j - m for visible keys, 0 for the others.
+void offsets_kernel(const double* s, const double* vis, double m, double* x, int64_t n);
+
+// w_j *= vis_j; returns sum_j w_j.
+double masked_sum_kernel(double* w, const double* vis, int64_t n);
+
+// The logit errors e_j (bound_arithmetic.h logit_error) of the implementation
+// (dt) and of the oracle (orc), as plain numbers for the kernel.
+struct LogitErrorTerms {
+  double gamma_d3, u, exp_err, u16;  // exp_err = exp_ulps * u
+  double ftz_scale, qsum;            // ftz_j = ftz_scale (qsum + ksum_j); 0 for the oracle
+};
+struct RowErrorSums {
+  double entropy = 0;  // -sum_j p_j log p_j
+  double e_max = 0;    // max over visible keys of e_dt_j
+  double y_dt = 0, y_or = 0;  // sum_j p_j expm1_up(e_j): E <= log1p(y)
+};
+// p_j = w_j / total, e_dt_j and e_or_j per key, and the row's sums.
+RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms& orc, const double* s, const double* a,
+                               const double* x, const double* w, const double* vis, const double* ksum, double total,
+                               double* p, double* e_dt, double* e_or, int64_t n);
+
+// The weights' shifts (fast_rows.cpp): sdt_j, sor_j from p_j, e_j and E;
+// pw_j = p_j + sdt_j; and with weight_floor > 0 the 16-bit allowance d16_j
+// (docs/tolerance.md section 8). Returns whether any d16_j > 0.
+bool row_shifts_kernel(const double* p, const double* e_dt, const double* e_or, const double* vis, double E_dt,
+                       double E_or, double weight_floor, double weight_step, double total, double* sdt, double* sor,
+                       double* pw, double* d16, int64_t n);
+
+// Upper bounds used by the shifts: expm1(g) for 0 <= g < 3 (the series
+// against a geometric one) and 1 - exp(-g) for g >= 0 (an alternating series).
+inline double expm1_up(double g) { return g + g * g / (2 * (1 - g / 3)); }
+inline double one_minus_exp_neg_up(double g) { return g * (1 - g / 2 * (1 - g / 3)); }
+
+// p_j below this counts as this (the shifts are relative to p_j; a weight that
+// underflowed in double may still move by a tiny absolute amount).
+inline constexpr double kWeightFloor = 0x1p-1000;
+
+}  // namespace attncheck::oracle_detail

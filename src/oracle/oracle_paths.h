@@ -1,0 +1,29 @@
+// The oracle's two ways of evaluating rows, behind oracle() (oracle.cpp).
+//
+// careful_row: one query row at a time, scalar, in H (double for f32/f16/bf16
+// problems, long double for f64), with the weights' shifts evaluated exactly in
+// log space: every row it is given, whatever its logits and errors.
+// fast_head (fast_rows.cpp): the double path, blocked and vectorised: rows of a head in
+// blocks, logits for a block against every key as a small matrix product,
+// weights with a vectorised exp, the bound's sums as blocked products over V.
+// It handles the rows whose per-key logit errors are all at most
+// kFastMaxLogitError (then the shifts have simple polynomial upper bounds) and
+// hands the others to careful_row, so both give the same bound up to the
+// second-order terms the safety factor already covers (docs/tolerance.md).
+#pragma once
+
+#include <cstdint>
+
+#include "oracle/oracle.h"
+
+namespace attncheck::oracle_detail {
+
+template <class H> void careful_row(const Problem& p, int64_t bh, int64_t i, OracleResult& o);
+
+// Every row of head bh (b * heads + h), for problems whose compute dtype is
+// f32 (the double path); its blocks of rows on compute_threads() threads.
+void fast_head(const Problem& p, int64_t bh, OracleResult& o);
+
+inline constexpr double kFastMaxLogitError = 0.5;
+
+}  // namespace attncheck::oracle_detail

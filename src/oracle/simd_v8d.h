@@ -1,0 +1,45 @@
+// Eight doubles as one value (GCC/clang vector extensions): the oracle's
+// kernels are written on it so that every target_clones clone (simd_clones.h)
+// gets the same, explicit vectorisation: one zmm register on AVX-512, two ymm
+// on AVX2, four xmm on the baseline. Element-wise IEEE arithmetic, nothing
+// reassociated.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+// Passing these by value would change the ABI between ISAs (GCC's -Wpsabi);
+// every helper here is always inlined, so no such call exists.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+namespace attncheck::oracle_detail {
+
+typedef double v8d __attribute__((vector_size(64)));
+typedef int64_t v8i __attribute__((vector_size(64)));
+
+__attribute__((always_inline)) inline v8d load8(const double* p) {
+  v8d v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+__attribute__((always_inline)) inline void store8(double* p, v8d v) { std::memcpy(p, &v, sizeof v); }
+__attribute__((always_inline)) inline v8d splat8(double x) { return v8d{} + x; }
+__attribute__((always_inline)) inline v8d abs8(v8d v) {
+  v8i bits;
+  std::memcpy(&bits, &v, sizeof v);
+  bits &= INT64_MAX;  // clears the sign bits
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+// max and min as std::max / std::min: the first argument when either is NaN.
+__attribute__((always_inline)) inline v8d max8(v8d a, v8d b) { return a < b ? b : a; }
+__attribute__((always_inline)) inline v8d min8(v8d a, v8d b) { return b < a ? b : a; }
+
+}  // namespace attncheck::oracle_detail
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

@@ -1,0 +1,128 @@
+// The oracle's blocked double path (fast_rows) against its careful scalar path
+// (careful_row) on the same rows: the same exact values to double accuracy,
+// and bounds that are never smaller and larger only at second order (the
+// polynomial upper bounds of the weights' shifts, fast_rows.cpp). Also the
+// vectorised exp against long double.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "oracle/oracle.h"
+#include "oracle/oracle_paths.h"
+#include "oracle/vector_exp.h"
+#include "problem/generators.h"
+
+namespace attncheck {
+namespace {
+
+OracleResult careful_everywhere(const Problem& p) {
+  OracleResult o;
+  const Shape& sh = p.shape;
+  o.exact.assign(sh.out_size(), 0.0);
+  o.bound.assign(sh.out_size(), 0.0);
+  o.entropy.assign(sh.batch * sh.heads * sh.q_len, 0.0);
+  o.row_in_domain.assign(sh.batch * sh.heads * sh.q_len, 0);
+  for (int64_t bh = 0; bh < sh.batch * sh.heads; ++bh)
+    for (int64_t i = 0; i < sh.q_len; ++i) oracle_detail::careful_row<double>(p, bh, i, o);
+  return o;
+}
+
+struct Agreement {
+  double worst_exact = 0;         // max |exact_fast - exact_careful| / bound_careful
+  double lowest_ratio = INFINITY;  // min bound_fast / bound_careful
+  double highest_ratio = 0;        // max bound_fast / bound_careful
+  int64_t judged = 0;
+};
+
+void compare(const Problem& p, Agreement& a) {
+  const OracleResult fast = oracle(p), careful = careful_everywhere(p);
+  ASSERT_EQ(fast.row_in_domain, careful.row_in_domain) << p.header();
+  for (std::size_t k = 0; k < fast.exact.size(); ++k) {
+    ASSERT_EQ(std::isinf(fast.bound[k]), std::isinf(careful.bound[k])) << p.header() << " element " << k;
+    if (std::isinf(careful.bound[k]) || !(careful.bound[k] > 0)) continue;
+    ++a.judged;
+    a.worst_exact = std::max(a.worst_exact, std::abs(fast.exact[k] - careful.exact[k]) / careful.bound[k]);
+    const double r = fast.bound[k] / careful.bound[k];
+    a.lowest_ratio = std::min(a.lowest_ratio, r);
+    a.highest_ratio = std::max(a.highest_ratio, r);
+  }
+}
+
+TEST(OraclePaths, FastAgreesWithCarefulOnRandomProblems) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    Agreement a;
+    GenOptions g;
+    g.dtypes = {t};
+    g.families = kAllFamilies;
+    for (uint64_t seed = 1; seed <= 300; ++seed) {
+      const Problem p = sample_problem(g, seed);
+      compare(p, a);
+      if (HasFatalFailure()) return;
+    }
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    EXPECT_GT(a.judged, 10000);
+    // The exact values agree far inside the bound (both are double evaluations).
+    EXPECT_LT(a.worst_exact, 1e-3);
+    // Never tighter than the exact shifts (up to the sums' rounding), looser only at second order.
+    EXPECT_GT(a.lowest_ratio, 1 - 1e-6);
+    EXPECT_LT(a.highest_ratio, 1.05);
+    std::printf("%s: %lld elements, bound fast / careful in [%.9f, %.6f], exact apart by %.3g bounds\n",
+                std::string(dtype_name(t)).c_str(), static_cast<long long>(a.judged), a.lowest_ratio,
+                a.highest_ratio, a.worst_exact);
+  }
+}
+
+TEST(OraclePaths, LongRowsAndCausalBlocks) {
+  // Rows of thousands of keys, causal rules cutting tiles, value_dim not a multiple of the lanes.
+  GenOptions g;
+  g.dtypes = {DType::f32};
+  g.families = kGaussian | kModelLogits | kNearEqual;
+  g.max_batch = g.max_heads = 1;
+  g.min_q_len = 5, g.max_q_len = 70;
+  g.min_kv_len = 1000, g.max_kv_len = 3000;
+  g.min_head_dim = 60, g.max_head_dim = 70;
+  g.max_value_dim = 70;
+  Agreement a;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    compare(sample_problem(g, seed), a);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_LT(a.worst_exact, 1e-3);
+  EXPECT_GT(a.lowest_ratio, 1 - 1e-6);
+  EXPECT_LT(a.highest_ratio, 1.05);
+}
+
+TEST(VectorExp, WithinItsStatedUlps) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> wide(-745, 0), near0(-1, 0), mid(-40, 5);
+  std::vector<double> x(1 << 20), y(x.size());
+  double worst = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t t = 0; t < x.size(); ++t) x[t] = round == 0 ? wide(rng) : round == 1 ? near0(rng) : mid(rng);
+    x[0] = 0, x[1] = -708, x[2] = -707.9, x[3] = -1e-300, x[4] = -0.34657359027997264, x[5] = -INFINITY;
+    oracle_detail::exp_array(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (std::size_t t = 0; t < x.size(); ++t) {
+      const long double want = std::exp(static_cast<long double>(x[t]));
+      if (want == 0) {
+        EXPECT_EQ(y[t], 0.0);
+        continue;
+      }
+      if (want < 0x1p-1022L) continue;  // subnormal results come from std::exp
+      const double ulp = std::nextafter(static_cast<double>(want), INFINITY) - static_cast<double>(want);
+      worst = std::max(worst, static_cast<double>(std::abs(y[t] - want) / ulp));
+    }
+  }
+  std::printf("vector exp: largest error %.3f ulp (the bound counts %.0f u = %.0f half-ulps)\n", worst,
+              oracle_detail::kVectorExpUlps, oracle_detail::kVectorExpUlps);
+  EXPECT_LE(worst, oracle_detail::kVectorExpUlps / 2);
+  double nan = NAN;
+  double out = 0;
+  oracle_detail::exp_array(&nan, &out, 1);
+  EXPECT_TRUE(std::isnan(out));
+}
+
+}  // namespace
+}  // namespace attncheck
