@@ -3,7 +3,8 @@
 JSON and JUnit files of cli.md, and the verdicts that matter.
 
 Usage: check_reports.py ATTNCHECK SCENARIO PLUGIN_DIR TEST_PLUGIN_DIR WORKDIR
-Scenarios: faulty-plugins, seed-layer, example-plugin, default-run.
+Scenarios: faulty-plugins, seed-layer, example-plugin, default-run, save-replay,
+jobs-same-report.
 """
 import json
 import os
@@ -106,6 +107,37 @@ elif scenario == "save-replay":
     p = replay(["--impl", "reference"], 2)
     assert "damaged.json" in p.stderr, p.stderr
     assert p.stdout.count("PASS") == len(saved), p.stdout  # the others still ran
+elif scenario == "jobs-same-report":
+    # --jobs 1 and --jobs 2 with the same seed give the same report, timings
+    # apart: a reference, zoo members that fail (one of them keeps state
+    # between calls), a plugin that crashes on some shapes and a correct one.
+    import re
+
+    def without_timings(value):
+        if isinstance(value, dict):
+            return {k: without_timings(v) for k, v in value.items() if k != "seconds"}
+        if isinstance(value, list):
+            return [without_timings(v) for v in value]
+        return value
+
+    args = ["--impl", "reference", "--impl", "scale_inverse_d", "--impl", "nondeterministic_order",
+            "--plugin", os.path.join(test_plugin_dir, "crash_plugin.so"),
+            "--plugin", os.path.join(plugin_dir, "libexample_attention.so"), "--cases", "30", "--timeout-ms", "1000"]
+    outputs, reports = [], []
+    for jobs in ("1", "2"):
+        out, report = run(args + ["--jobs", jobs], 1)
+        outputs.append(re.sub(r"\(\d+(\.\d+)? s\)", "(t s)", out))
+        reports.append(without_timings(report))
+    assert [i["name"] for i in reports[0]["implementations"]] == \
+        ["crash_plugin", "example_c", "reference", "scale_inverse_d", "nondeterministic_order"], \
+        [i["name"] for i in reports[0]["implementations"]]
+    for one, two in zip(reports[0]["implementations"], reports[1]["implementations"]):
+        for a, b in zip(one["laws"], two["laws"]):
+            assert a == b, f"{one['name']}: --jobs 1 and --jobs 2 differ:\n{a}\n{b}"
+    assert reports[0] == reports[1], "the JSON reports of --jobs 1 and --jobs 2 differ"
+    assert law(reports[1], "crash_plugin", "no_crash")["status"] == "fail"
+    assert law(reports[1], "nondeterministic_order", "deterministic")["status"] == "fail"
+    assert outputs[0] == outputs[1], f"the console output differs:\n{outputs[0]}\n----\n{outputs[1]}"
 else:
     sys.exit("unknown scenario " + scenario)
 print(scenario, "ok")
