@@ -134,6 +134,9 @@ elif scenario == "flag-validation":
     assert "same" in p.stderr and "--junit" in p.stderr, p.stderr
     p, _ = run(["check", "--impl", "reference", "--budget", "-1"], 2)
     assert "--budget" in p.stderr, p.stderr
+    for value in ("0", "-1", "abc", "100000"):
+        p, _ = run(["check", "--impl", "reference", "--jobs", value], 2)
+        assert "--jobs" in p.stderr, p.stderr
     p, _ = run(["check", "--impl", "reference", "--cases", "2147483647"], 2)
     assert "at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr
 elif scenario == "memory-limit":
