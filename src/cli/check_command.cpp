@@ -173,7 +173,9 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
       err << "attncheck check: " << (error.empty() ? "cannot load plugin " + path : error) << "\n";
       return false;
     }
-    ImplementationFactory again = [path, options](std::string& error) { return load_plugin_again(path, options, error); };
+    ImplementationFactory again = [path, options](std::string& error) {
+      return load_plugin_again(path, options, error);
+    };
     targets.push_back({std::move(impl), "--plugin " + shell_quote(path), Expectation::none, std::move(again), false});
   }
   std::vector<std::string> seen;

@@ -68,7 +68,8 @@ std::string budget_problem(double seconds) {
 
 std::string jobs_problem(int jobs) {
   if (jobs < 1) return "--jobs must be at least 1 (got " + std::to_string(jobs) + ")";
-  if (jobs > kMaxJobs) return "--jobs must be at most " + std::to_string(kMaxJobs) + " (got " + std::to_string(jobs) + ")";
+  if (jobs > kMaxJobs)
+    return "--jobs must be at most " + std::to_string(kMaxJobs) + " (got " + std::to_string(jobs) + ")";
   return "";
 }
 
