@@ -13,6 +13,7 @@
 #include "cli/cli_validation.h"
 #include "cli/default_run.h"
 #include "cli/dtype_probe.h"
+#include "cli/parallel_check.h"
 #include "cli/shape_probe.h"
 #include "cli/run_budget.h"
 #include "impls/builtins.h"
@@ -25,10 +26,20 @@ namespace {
 
 // One implementation to check, and the flag that names it on a command line.
 struct Target {
-  std::unique_ptr<Implementation> impl;
+  std::unique_ptr<Implementation> impl;  // the probes' instance
   std::string flag;  // "--impl naive" | "--plugin /path/lib.so" (quoted for a shell)
   Expectation expectation = Expectation::none;
+  ImplementationFactory open;  // another instance, for a law or a worker of --jobs
+  bool builtin = false;
 };
+
+ImplementationFactory builtin_factory(const std::string& name) {
+  return [name](std::string& error) {
+    std::unique_ptr<Implementation> impl = make_builtin(name);
+    if (!impl) error = "unknown implementation '" + name + "'";
+    return impl;
+  };
+}
 
 // Quotes a word for a POSIX shell when it needs it, so printed commands can be pasted.
 std::string shell_quote(const std::string& word) {
@@ -152,7 +163,7 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
                     std::ostream& err) {
   if (a.plugins.empty() && a.impls.empty()) {
     for (const DefaultTarget& d : default_targets())
-      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation});
+      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true});
     return true;
   }
   for (const std::string& path : a.plugins) {
@@ -162,7 +173,10 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
       err << "attncheck check: " << (error.empty() ? "cannot load plugin " + path : error) << "\n";
       return false;
     }
-    targets.push_back({std::move(impl), "--plugin " + shell_quote(path), Expectation::none});
+    ImplementationFactory again = [path, options](std::string& error) {
+      return load_plugin_again(path, options, error);
+    };
+    targets.push_back({std::move(impl), "--plugin " + shell_quote(path), Expectation::none, std::move(again), false});
   }
   std::vector<std::string> seen;
   for (const std::string& name : a.impls) {
@@ -176,7 +190,7 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
           << " (or load your own with --plugin PATH)\n";
       return false;
     }
-    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none});
+    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true});
   }
   return true;
 }
@@ -190,7 +204,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   PluginOptions plugin_options;
   for (const std::string& bad :
        {cases_problem(a.cases), plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
-        report_paths_problem(a.reports), budget_problem(a.budget_seconds)})
+        report_paths_problem(a.reports), budget_problem(a.budget_seconds), jobs_problem(a.jobs)})
     if (!bad.empty()) {
       err << "attncheck check: " << bad << "\n";
       return 2;
@@ -225,9 +239,6 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   out.flush();
 
   RunBudget budget(a.budget_seconds);
-  std::vector<std::unique_ptr<Implementation>> budgeted;  // the targets as the laws see them
-  for (Target& t : targets)
-    budgeted.push_back(std::make_unique<BudgetedImplementation>(*t.impl, budget));
 
   // Ask every implementation which dtypes and shapes it takes before any law runs.
   std::vector<DTypeProbe> probes;
@@ -248,6 +259,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   }
 
   std::vector<std::string> errors;
+  std::vector<CheckTarget> checks;
   for (std::size_t k = 0; k < targets.size(); ++k) {
     Target& t = targets[k];
     LawRunSettings s;
@@ -269,17 +281,26 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return rerun_command(a, report.seed, Focus{flag, law});
     };
-    out << "checking " << t.impl->name() << " (" << t.impl->source() << "): " << laws.size() << " law(s), " << a.cases
-        << " cases each ..." << std::flush;
-    ImplementationResult r = check_implementation(*budgeted[k], laws, s, errors);
+    checks.push_back({t.impl->name(), t.impl->source(), t.open, t.builtin, std::move(t.impl), std::move(s)});
+  }
+  auto started = [&](std::size_t k) {
+    out << "checking " << checks[k].name << " (" << checks[k].source << "): " << laws.size() << " law(s), "
+        << a.cases << " cases each ..." << std::flush;
+  };
+  auto done = [&](std::size_t k, std::vector<LawResult> results, double seconds) {
+    ImplementationResult r =
+        finish_implementation(checks[k].name, checks[k].source, std::move(results), checks[k].settings, errors);
+    r.seconds = seconds;
     if (budget.spent()) r.notes.push_back(budget.describe());
-    r.expectation = t.expectation;
+    r.expectation = targets[k].expectation;
     r.insufficient_fails = !a.allow_insufficient;
     r.accepted_shapes = findings[k].describe();
     for (const DroppedDType& d : probes[k].dropped) r.notes.push_back(describe(d));
     out << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0 << " s)\n";
     report.implementations.push_back(std::move(r));
-  }
+  };
+  out.flush();
+  run_checks(checks, laws, a.jobs, budget, started, done, errors);
   out << "\n";
   if (budget.spent()) out << budget.describe() << "\n";
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/parallel_check.h"
 #include "cli/shape_flags.h"
 #include "plugin/plugin_host.h"
 #include "report/report_formats.h"
@@ -45,6 +46,7 @@ struct CheckArgs {
   int load_timeout_ms = kDefaultLoadTimeoutMs;  // --load-timeout-ms N: loading a plugin, each restart
   std::string memory_limit;            // --memory-limit SIZE; empty: default_memory_limit_bytes()
   double budget_seconds = 0;           // --budget SECONDS: bound on the whole run; 0: none
+  int jobs = default_jobs();           // --jobs N: worker processes (parallel_check.h); default the core count
   ReportPaths reports;                 // --json FILE, --junit FILE, ...: one per row of report_formats()
   std::string save_failures_dir;       // --save-failures DIR
   std::string program = "attncheck";   // argv[0], for the commands it prints

@@ -61,41 +61,43 @@ uint64_t law_seed(uint64_t run_seed, std::string_view law) {
   return z ^ (z >> 31);
 }
 
-ImplementationResult check_implementation(Implementation& impl, const std::vector<const Law*>& laws,
-                                          const LawRunSettings& settings, std::vector<std::string>& errors) {
+LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& settings) {
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  ImplementationResult r;
-  r.name = impl.name();
-  r.source = impl.source();
-  r.dtypes = settings.options.gen.dtypes;
-  for (const Law* law : laws) {
-    RunOptions o = settings.options;
-    o.seed = law_seed(settings.options.seed, law->name);
-    LawResult l;
-    if (const std::string why = settings.skip_reason ? settings.skip_reason() : ""; !why.empty()) {
-      l.run.law = law->name;
-      l.run.status = LawStatus::skipped;
-      l.run.cases = 0;
-      l.run.message = why;
-      r.laws.push_back(std::move(l));
-      continue;
-    }
-    const auto law_start = Clock::now();
-    l.run = run_law(*law, impl, o);
-    l.seconds = std::chrono::duration<double>(Clock::now() - law_start).count();
-    r.laws.push_back(std::move(l));
+  RunOptions o = settings.options;
+  o.seed = law_seed(settings.options.seed, law.name);
+  LawResult l;
+  if (const std::string why = settings.skip_reason ? settings.skip_reason() : ""; !why.empty()) {
+    l.run.law = law.name;
+    l.run.status = LawStatus::skipped;
+    l.run.cases = 0;
+    l.run.message = why;
+    return l;
   }
+  const auto law_start = Clock::now();
+  l.run = run_law(law, impl, o);
+  l.seconds = std::chrono::duration<double>(Clock::now() - law_start).count();
+  // The fault models explain numbers; a crash or a hang has none to explain.
+  // Diagnosed here, right after the law, on the instance that failed it: the
+  // process faults charged later (finish_implementation) never get a diagnosis.
+  if (l.failed() && l.run.counterexample && !is_process_law(l.run.law))
+    l.run.diagnosis = diagnose(impl, *l.run.counterexample);
+  return l;
+}
+
+ImplementationResult finish_implementation(std::string name, std::string source, std::vector<LawResult> laws,
+                                           const LawRunSettings& settings, std::vector<std::string>& errors) {
+  ImplementationResult r;
+  r.name = std::move(name);
+  r.source = std::move(source);
+  r.dtypes = settings.options.gen.dtypes;
+  r.laws = std::move(laws);
   charge_process_faults(r, settings);
 
   for (LawResult& l : r.laws) {
     if (!l.failed()) continue;
     const std::string& repro_law = l.found_while.empty() ? l.run.law : l.found_while;
     if (settings.reproduce) l.reproduce = settings.reproduce(repro_law);
-    if (!l.run.counterexample) continue;
-    // The fault models explain numbers; a crash or a hang has none to explain.
-    if (l.run.diagnosis.empty() && !is_process_law(l.run.law)) l.run.diagnosis = diagnose(impl, *l.run.counterexample);
-    if (settings.save_failures_dir.empty()) continue;
+    if (!l.run.counterexample || settings.save_failures_dir.empty()) continue;
     const CaseRecord c = failure_record(*l.run.counterexample, l.run.law, r.name, r.source, settings.found_by,
                                         settings.options.seed, l.run.message, l.run.diagnosis);
     try {
@@ -105,6 +107,16 @@ ImplementationResult check_implementation(Implementation& impl, const std::vecto
                        e.what());
     }
   }
+  return r;
+}
+
+ImplementationResult check_implementation(Implementation& impl, const std::vector<const Law*>& laws,
+                                          const LawRunSettings& settings, std::vector<std::string>& errors) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  std::vector<LawResult> results;
+  for (const Law* law : laws) results.push_back(check_law(impl, *law, settings));
+  ImplementationResult r = finish_implementation(impl.name(), impl.source(), std::move(results), settings, errors);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
 }

@@ -37,7 +37,19 @@ struct LawRunSettings {
   std::string probe_fault_message;
 };
 
-// `errors` receives a line for each case file that could not be written.
+// One law on one implementation: skipped when settings.skip_reason says so,
+// else run_law from the law's seed, and the diagnosis of its own failure.
+// What a parallel check (parallel_check.h) runs per work item.
+LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& settings);
+
+// The laws' results (in catalogue order) become the implementation's: process
+// faults charged to their process laws, the commands that reproduce each
+// failure, the saved case files. `errors` receives a line for each case file
+// that could not be written. Leaves `seconds` to the caller.
+ImplementationResult finish_implementation(std::string name, std::string source, std::vector<LawResult> laws,
+                                           const LawRunSettings& settings, std::vector<std::string>& errors);
+
+// Both, law after law on one instance. `errors` as above.
 ImplementationResult check_implementation(Implementation& impl, const std::vector<const Law*>& laws,
                                           const LawRunSettings& settings, std::vector<std::string>& errors);
 

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/parallel_check.h"
+
 namespace attncheck {
 
 namespace {
@@ -61,6 +63,13 @@ std::string cases_problem(int cases) {
 std::string budget_problem(double seconds) {
   if (seconds < 0 || seconds != seconds)
     return "--budget must be a number of seconds, 0 for none (got " + std::to_string(seconds) + ")";
+  return "";
+}
+
+std::string jobs_problem(int jobs) {
+  if (jobs < 1) return "--jobs must be at least 1 (got " + std::to_string(jobs) + ")";
+  if (jobs > kMaxJobs)
+    return "--jobs must be at most " + std::to_string(kMaxJobs) + " (got " + std::to_string(jobs) + ")";
   return "";
 }
 

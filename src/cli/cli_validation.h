@@ -34,6 +34,9 @@ std::string cases_problem(int cases);
 // --budget SECONDS: 0 (none) or more.
 std::string budget_problem(double seconds);
 
+// --jobs N: 1 .. kMaxJobs (parallel_check.h).
+std::string jobs_problem(int jobs);
+
 // The report flags (--json, --junit, ...): a file each ("-" is not one), and
 // no file named by two of them.
 std::string report_paths_problem(const ReportPaths& paths);

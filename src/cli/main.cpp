@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
   c->add_option("--budget", check.budget_seconds,
                 "bound on the whole run: past it nothing is called, the report says so (default: none)")
       ->type_name("SECONDS");
+  c->add_option("--jobs", check.jobs,
+                "worker processes: laws and implementations are checked in parallel, the report is the same for "
+                "every N (default: the core count)")
+      ->type_name("N")
+      ->capture_default_str();
   for (const ReportFormat& f : report_formats())
     c->add_option(std::string(f.flag), check.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
   c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")

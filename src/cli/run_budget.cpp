@@ -17,8 +17,8 @@ bool RunBudget::over() {
 
 std::string RunBudget::describe() const {
   std::ostringstream m;
-  m << "the --budget of " << seconds_ << " s was spent: nothing was called after it; the law running then was "
-    << "judged on fewer cases, the laws after it were skipped";
+  m << "the --budget of " << seconds_ << " s was spent: nothing was called after it; the laws running then were "
+    << "judged on fewer cases, the laws after them were skipped";
   return m.str();
 }
 

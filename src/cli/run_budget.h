@@ -2,7 +2,10 @@
 // implementation is called again: every further call answers "unsupported"
 // with the reason, so the law still running stops with what it judged, the
 // laws not yet started are skipped (LawRunSettings::skip_reason), and the
-// report comes out on time however slow the plugin is.
+// report comes out on time however slow the plugin is. Under --jobs N every
+// worker process has its copy, with the same deadline (steady_clock is the
+// machine's): a worker reports that it found it spent, and the parent's copy
+// then says so too (over() past the same deadline).
 //
 // Example usage:
 //   RunBudget budget(30);                       // from now on

@@ -26,7 +26,7 @@ const std::vector<BuiltinInfo>& builtins() {
       {"batch_head_swapped", zoo, "stride mix-up: the block of (batch b, head h) is written at (batch h, head b)",
        batch_head_swapped_forward},
       {"nondeterministic_order", zoo, "keys summed in an order that changes between calls: last bits differ",
-       nondeterministic_order_forward},
+       nondeterministic_order_forward, nondeterministic_order_reset},
   };
   return all;
 }

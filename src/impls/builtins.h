@@ -26,6 +26,10 @@ struct BuiltinInfo {
   BuiltinKind kind;
   std::string_view description;  // one line; for the zoo, what the fault is
   ForwardFn forward;
+  // For a built-in that keeps state between calls: puts it back as at start,
+  // for each new instance (make_builtin), so that what a law sees does not
+  // depend on the laws an earlier instance ran. nullptr: stateless.
+  void (*reset)() = nullptr;
 };
 
 // References first (reference, naive, online), then the zoo.

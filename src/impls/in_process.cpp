@@ -24,6 +24,7 @@ Outcome InProcessImplementation::run(const Problem& problem) {
 std::unique_ptr<Implementation> make_builtin(std::string_view name) {
   const BuiltinInfo* info = find_builtin(name);
   if (!info) return nullptr;
+  if (info->reset) info->reset();
   return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward);
 }
 

@@ -23,7 +23,11 @@ class InProcessImplementation final : public Implementation {
   ForwardFn forward_;
 };
 
-// The built-in of that name (see impls/builtins.h), or nullptr.
+// The built-in of that name (see impls/builtins.h), or nullptr. A new instance
+// starts as the program did: a built-in's state between calls is reset
+// (BuiltinInfo::reset), so call it once per law for reports that do not
+// depend on which laws ran before on the same instance. One instance at a
+// time for a built-in with state (its state is the function's, not the object's).
 std::unique_ptr<Implementation> make_builtin(std::string_view name);
 
 }  // namespace attncheck

@@ -3,7 +3,10 @@
 // child must never return into the parent's code (it ends with _exit).
 // fork without exec is safe as long as the parent is single-threaded when it
 // loads or restarts a plugin (the CLI and the tests are); dlopen in a child
-// forked from a multi-threaded parent could deadlock on a lock held by another thread.
+// forked from a multi-threaded parent could deadlock on a lock held by another
+// thread. `check --jobs N` keeps it so: its workers are processes, each
+// single-threaded, each with its own plugin hosts (cli/worker_processes.h),
+// never threads sharing one process.
 #include "plugin/host_child.h"
 
 #include <cerrno>

@@ -43,6 +43,16 @@ class PluginImplementation final : public Implementation {
 
   bool create_region(std::string& why) { return region_.create(why); }
 
+  // A load that failed for another instance (load_plugin_again): answered
+  // like a failed restart, the fault once, then "not called" with the reason.
+  void cannot_load_again(const StartFailure& f) {
+    name_ = base_name(path_);
+    pending_fault_ = Outcome{f.fault, {}, "loading the plugin again for another worker of --jobs: " + f.message};
+    cannot_restart_ = Outcome{CallStatus::unsupported, {},
+                              "not called: the plugin loaded once but could not be loaded again for another worker "
+                              "of --jobs (" + f.message + "); --jobs 1 checks it in one process"};
+  }
+
  private:
   Outcome exchange(const Problem& problem, const CallLayout& layout);
 
@@ -54,6 +64,7 @@ class PluginImplementation final : public Implementation {
   ChildProcess child_;
   // Set when a restart failed: every later call answers this fault at once.
   std::optional<Outcome> cannot_restart_;
+  std::optional<Outcome> pending_fault_;  // answered once, before cannot_restart_
   std::string last_fault_;  // how the last call that ended the host ended, for that answer
 };
 
@@ -84,6 +95,11 @@ StartFailure PluginImplementation::start_host() {
 }
 
 Outcome PluginImplementation::run(const Problem& problem) {
+  if (pending_fault_) {
+    Outcome o = std::move(*pending_fault_);
+    pending_fault_.reset();
+    return o;
+  }
   if (cannot_restart_) return *cannot_restart_;
   const CallLayout layout = layout_for(problem);
   std::string why;
@@ -192,6 +208,22 @@ std::unique_ptr<Implementation> load_plugin(const std::string& path, const Plugi
     error = f.message;
     return nullptr;
   }
+  return impl;
+}
+
+std::unique_ptr<Implementation> load_plugin_again(const std::string& path, const PluginOptions& options,
+                                                  std::string& error) {
+  if (std::string problem = plugin_file_problem(path); !problem.empty()) {
+    error = problem;
+    return nullptr;
+  }
+  auto impl = std::make_unique<PluginImplementation>(path, options);
+  std::string why;
+  if (!impl->create_region(why)) {
+    error = "cannot load plugin " + path + ": " + why;
+    return nullptr;
+  }
+  if (StartFailure f = impl->start_host(); f.failed()) impl->cannot_load_again(f);
   return impl;
 }
 

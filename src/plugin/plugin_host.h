@@ -54,4 +54,15 @@ struct PluginOptions {
 // The returned Implementation's source() is "plugin:<path>", name() is the plugin's attncheck_impl.name.
 std::unique_ptr<Implementation> load_plugin(const std::string& path, const PluginOptions& options, std::string& error);
 
+// One more instance of a plugin that load_plugin has loaded, with its own host
+// process: one per worker of `check --jobs N` (an instance serves one caller
+// at a time). When the plugin does not load this time (one that cannot be
+// loaded twice) the instance is returned all the same and answers as after a
+// failed restart: its first call the fault (crash, or timeout for a hang),
+// every later call "unsupported" with the reason, so the process laws report
+// it and the run goes on. nullptr (and `error`) only when the file is no longer
+// there or no shared region can be made.
+std::unique_ptr<Implementation> load_plugin_again(const std::string& path, const PluginOptions& options,
+                                                  std::string& error);
+
 }  // namespace attncheck

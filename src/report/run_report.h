@@ -45,7 +45,7 @@ struct ImplementationResult {
   std::vector<std::string> notes;  // e.g. "f16 dropped: the probe call answered ATTNCHECK_UNSUPPORTED (...)"
   std::vector<LawResult> laws;     // in all_laws() order
   Expectation expectation = Expectation::none;
-  double seconds = 0;  // wall time of all its laws
+  double seconds = 0;  // the time its laws took, diagnosis included (a sum: under --jobs they may overlap)
   // An insufficient law fails the implementation (--allow-insufficient: it does not).
   bool insufficient_fails = true;
   // What the probe learned about the shapes it accepts ("head_dim in {128}; q_len 1 only"); empty: anything.

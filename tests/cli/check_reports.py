@@ -3,7 +3,8 @@
 JSON and JUnit files of cli.md, and the verdicts that matter.
 
 Usage: check_reports.py ATTNCHECK SCENARIO PLUGIN_DIR TEST_PLUGIN_DIR WORKDIR
-Scenarios: faulty-plugins, seed-layer, example-plugin, default-run.
+Scenarios: faulty-plugins, seed-layer, example-plugin, default-run, save-replay,
+jobs-same-report.
 """
 import json
 import os
@@ -106,6 +107,51 @@ elif scenario == "save-replay":
     p = replay(["--impl", "reference"], 2)
     assert "damaged.json" in p.stderr, p.stderr
     assert p.stdout.count("PASS") == len(saved), p.stdout  # the others still ran
+elif scenario == "jobs-same-report":
+    # --jobs 1 and --jobs 2 with the same seed give the same report and console,
+    # timings apart.
+    import re
+
+    def without_timings(value):
+        if isinstance(value, dict):
+            return {k: without_timings(v) for k, v in value.items() if k != "seconds"}
+        if isinstance(value, list):
+            return [without_timings(v) for v in value]
+        return value
+
+    def same_report(args, names):
+        outputs, reports = [], []
+        for jobs in ("1", "2"):
+            out, report = run(args + ["--jobs", jobs], 1)
+            outputs.append(re.sub(r"\(\d+(\.\d+)? s\)", "(t s)", out))
+            reports.append(without_timings(report))
+        got = [i["name"] for i in reports[0]["implementations"]]
+        assert got == names, got
+        for one, two in zip(reports[0]["implementations"], reports[1]["implementations"]):
+            for a, b in zip(one["laws"], two["laws"]):
+                assert a == b, f"{one['name']}: --jobs 1 and --jobs 2 differ:\n{a}\n{b}"
+        assert reports[0] == reports[1], "the JSON reports of --jobs 1 and --jobs 2 differ"
+        assert outputs[0] == outputs[1], f"the console output differs:\n{outputs[0]}\n----\n{outputs[1]}"
+        return reports[1]
+
+    # A reference, zoo members that fail (one keeps state between calls), a correct plugin.
+    # Timing must decide nothing: none of them hangs, so a long call limit keeps a slow call
+    # (a sanitizer, a loaded machine) from timing out in one run only.
+    report = same_report(["--impl", "reference", "--impl", "scale_inverse_d", "--impl", "nondeterministic_order",
+                          "--plugin", os.path.join(plugin_dir, "libexample_attention.so"), "--cases", "30",
+                          "--timeout-ms", "20000"],
+                         ["example_c", "reference", "scale_inverse_d", "nondeterministic_order"])
+    assert law(report, "scale_inverse_d", "default_scale_is_inverse_sqrt_d")["status"] == "fail"
+    assert law(report, "nondeterministic_order", "deterministic")["status"] == "fail"
+    # A plugin that crashes (kv_len > 3), restarted in each worker's own host. Few cases
+    # of kv_len up to 4 keep its crashes below a law's fault budget (20), whose other
+    # bound, 1 s spent in faulting calls (a crash and a restart each), would be reached
+    # at a different case in each run under a sanitizer.
+    report = same_report(["--plugin", os.path.join(test_plugin_dir, "crash_plugin.so"), "--dtype", "f32,f64",
+                          "--kv-len", "1..4", "--cases", "12", "--timeout-ms", "20000"], ["crash_plugin"])
+    assert law(report, "crash_plugin", "no_crash")["status"] == "fail"
+    assert not any("stopped early" in l.get("message", "") for l in report["implementations"][0]["laws"]), \
+        "the crash plugin reached a law's fault budget: the test's shapes no longer keep timing out of it"
 else:
     sys.exit("unknown scenario " + scenario)
 print(scenario, "ok")

@@ -42,8 +42,10 @@ def laws_of(report):
 
 def check_reload_fault(how, extra):
     marker = os.path.join(work, "loaded-once")
+    # --jobs 1: one process, whose restart fails. (With more workers each loads
+    # the plugin again: see check_loads_once_under_jobs.)
     p, seconds = run(["check", "--plugin", plugin("reload_fault_plugin"), "--seed", "20261130", "--cases", "30",
-                      "--timeout-ms", "300", "--json", json_path] + extra, 1,
+                      "--timeout-ms", "300", "--jobs", "1", "--json", json_path] + extra, 1,
                      env={"ATTNCHECK_TEST_RELOAD_MARKER": marker, "ATTNCHECK_TEST_RELOAD_FAULT": how})
     laws = laws_of(json.load(open(json_path)))
     failed = sorted(name for name, l in laws.items() if l["status"] == "fail")
@@ -59,14 +61,35 @@ def check_reload_fault(how, extra):
     return p, seconds
 
 
+def check_loads_once_under_jobs(how, extra):
+    # Under --jobs 2 every worker loads its own instance, and a plugin that
+    # loads only once cannot serve them: the failed load is a process fault
+    # like a failed restart, the laws are skipped with the reason and the
+    # advice, and the run still ends with a report (exit 1, not 2).
+    marker = os.path.join(work, "loaded-once-jobs")
+    p, seconds = run(["check", "--plugin", plugin("reload_fault_plugin"), "--seed", "20261130", "--cases", "30",
+                      "--timeout-ms", "300", "--jobs", "2", "--json", json_path] + extra, 1,
+                     env={"ATTNCHECK_TEST_RELOAD_MARKER": marker, "ATTNCHECK_TEST_RELOAD_FAULT": how})
+    laws = laws_of(json.load(open(json_path)))
+    failed = sorted(name for name, l in laws.items() if l["status"] == "fail")
+    assert failed and set(failed) <= PROCESS_LAWS, failed
+    skipped = [l["message"] for l in laws.values() if l["status"] == "skipped"]
+    assert skipped and all("again for another worker of --jobs" in m for m in skipped), skipped
+    assert sum("--jobs 1 checks it" in m for m in skipped) > len(skipped) // 2, skipped
+    return seconds
+
+
 if scenario == "restart-crash":
     p, seconds = check_reload_fault("crash", [])
     print(f"failed restart (constructor crashes): {seconds:.1f} s")
+    check_loads_once_under_jobs("crash", [])
 elif scenario == "restart-hang":
     # One load timeout for the whole check, not one per law or per diagnosis call.
     p, seconds = check_reload_fault("hang", ["--load-timeout-ms", "1500"])
     assert seconds < 60, f"a hanging restart made the check take {seconds:.0f} s"
     print(f"failed restart (constructor hangs): {seconds:.1f} s")
+    seconds = check_loads_once_under_jobs("hang", ["--load-timeout-ms", "1500"])
+    assert seconds < 60, f"hanging loads under --jobs 2 made the check take {seconds:.0f} s"
 elif scenario == "slow-load":
     slow = {"ATTNCHECK_TEST_LOAD_DELAY_MS": "5500"}
     # Small shapes: the calls must stay far inside the 100 ms call limit below even under
@@ -111,6 +134,9 @@ elif scenario == "flag-validation":
     assert "same" in p.stderr and "--junit" in p.stderr, p.stderr
     p, _ = run(["check", "--impl", "reference", "--budget", "-1"], 2)
     assert "--budget" in p.stderr, p.stderr
+    for value in ("0", "-1", "abc", "100000"):
+        p, _ = run(["check", "--impl", "reference", "--jobs", value], 2)
+        assert "--jobs" in p.stderr, p.stderr
     p, _ = run(["check", "--impl", "reference", "--cases", "2147483647"], 2)
     assert "at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr
 elif scenario == "memory-limit":

@@ -13,6 +13,11 @@ namespace attncheck {
 
 namespace {
 
+// The calls since the last reset (nondeterministic_order_reset: each new
+// instance of the built-in, see in_process.h), so that the order each call
+// takes depends only on the calls made to that instance: a check gives the
+// same report whichever worker (--jobs) runs which law. Atomic: two instances
+// may be called from two threads.
 std::atomic<unsigned> calls{0};
 
 template <class T>
@@ -51,5 +56,7 @@ int nondeterministic_order_forward(const attncheck_call* call, char* err, size_t
   const bool reversed = calls.fetch_add(1) % 2 == 1;
   return dispatch(call, err, err_len, [reversed](const auto& c) { varying_order_attention(c, reversed); });
 }
+
+void nondeterministic_order_reset() { calls = 0; }
 
 }  // namespace attncheck

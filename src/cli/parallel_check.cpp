@@ -1,0 +1,156 @@
+#include "cli/parallel_check.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+
+#include "cli/law_result_wire.h"
+#include "cli/worker_processes.h"
+
+namespace attncheck {
+
+namespace {
+
+struct Item {
+  std::size_t target;
+  const Law* law;
+};
+
+struct ItemAnswer {
+  LawResult law;
+  double seconds = 0;         // the law and its diagnosis
+  bool budget_spent = false;  // the worker found the --budget spent
+  std::string error;          // no instance could be opened
+};
+
+// The instances one worker (or the run without workers) keeps between items.
+class Instances {
+ public:
+  explicit Instances(std::vector<CheckTarget>& targets) : targets_(targets), kept_(targets.size()) {}
+
+  // The instance item `k`'s law runs on; `fresh` holds it when it is the law's own.
+  Implementation* get(std::size_t k, std::unique_ptr<Implementation>& fresh, std::string& error) {
+    CheckTarget& t = targets_[k];
+    if (t.new_instance_per_law) {
+      fresh = t.open(error);
+      return fresh.get();
+    }
+    if (t.loaded) return t.loaded.get();
+    if (!kept_[k]) kept_[k] = t.open(error);
+    return kept_[k].get();
+  }
+  void close_all() { kept_.clear(); }
+
+ private:
+  std::vector<CheckTarget>& targets_;
+  std::vector<std::unique_ptr<Implementation>> kept_;
+};
+
+ItemAnswer run_item(const Item& item, std::vector<CheckTarget>& targets, Instances& instances, RunBudget& budget) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  ItemAnswer a;
+  std::unique_ptr<Implementation> fresh;
+  Implementation* impl = instances.get(item.target, fresh, a.error);
+  if (!impl) {
+    const CheckTarget& t = targets[item.target];
+    if (a.error.empty()) a.error = "cannot open another instance of " + t.name + " (" + t.source + ")";
+    a.law.run.law = item.law->name;
+    a.law.run.status = LawStatus::skipped;
+    a.law.run.cases = 0;
+    a.law.run.message = "not run: " + a.error;
+    return a;
+  }
+  BudgetedImplementation budgeted(*impl, budget);
+  a.law = check_law(budgeted, *item.law, targets[item.target].settings);
+  a.budget_spent = budget.spent();
+  a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return a;
+}
+
+// ItemAnswer as bytes: a fixed header, the error, then the LawResult.
+struct AnswerHeader {
+  double seconds;
+  uint64_t error_size;
+  uint8_t budget_spent;
+};
+
+std::string encode(const ItemAnswer& a) {
+  const AnswerHeader h{a.seconds, a.error.size(), static_cast<uint8_t>(a.budget_spent)};
+  std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
+  bytes.append(a.error);
+  bytes.append(encode_law_result(a.law));
+  return bytes;
+}
+
+bool decode(const std::string& bytes, ItemAnswer& a) {
+  AnswerHeader h;
+  if (bytes.size() < sizeof h) return false;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (h.error_size > bytes.size() - sizeof h) return false;
+  a.seconds = h.seconds;
+  a.budget_spent = h.budget_spent != 0;
+  a.error = bytes.substr(sizeof h, h.error_size);
+  return decode_law_result(std::string_view(bytes).substr(sizeof h + h.error_size), a.law);
+}
+
+}  // namespace
+
+int default_jobs() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>& laws, int jobs, RunBudget& budget,
+                const std::function<void(std::size_t)>& started,
+                const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
+                std::vector<std::string>& errors) {
+  std::vector<Item> items;
+  for (std::size_t k = 0; k < targets.size(); ++k)
+    for (const Law* law : laws) items.push_back({k, law});
+  const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, jobs)), items.size());
+
+  std::vector<std::vector<LawResult>> results(targets.size(), std::vector<LawResult>(laws.size()));
+  std::vector<double> seconds(targets.size(), 0);
+  std::vector<std::size_t> left(targets.size(), laws.size());
+  std::size_t next_to_report = 0;
+  // Target k's results go out once they and all before them are in: the
+  // console lists the implementations in the same order whatever N.
+  auto take = [&](std::size_t i, ItemAnswer a) {
+    const Item& item = items[i];
+    if (!a.error.empty()) errors.push_back(a.error);
+    if (a.budget_spent) budget.over();  // the same deadline: the parent records it as spent too
+    results[item.target][i % laws.size()] = std::move(a.law);
+    seconds[item.target] += a.seconds;
+    --left[item.target];
+    while (next_to_report < targets.size() && left[next_to_report] == 0) {
+      if (workers > 1) started(next_to_report);
+      done(next_to_report, std::move(results[next_to_report]), seconds[next_to_report]);
+      ++next_to_report;
+    }
+  };
+
+  Instances instances(targets);
+  if (workers <= 1) {
+    std::size_t announced = targets.size();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i].target != announced) started(announced = items[i].target);
+      take(i, run_item(items[i], targets, instances, budget));
+    }
+    return;
+  }
+  // Every worker opens its own instances; none may inherit the probes' plugin hosts.
+  for (CheckTarget& t : targets) t.loaded.reset();
+  run_in_worker_processes(
+      items.size(), static_cast<int>(workers),
+      [&](std::size_t i) { return encode(run_item(items[i], targets, instances, budget)); },
+      [&] { instances.close_all(); },
+      [&](std::size_t i, std::string bytes) {
+        ItemAnswer a;
+        if (!decode(bytes, a))
+          throw std::runtime_error("--jobs: a worker's answer for work item " + std::to_string(i) +
+                                   " could not be read; this is a bug of attncheck's, please report it");
+        take(i, std::move(a));
+      });
+}
+
+}  // namespace attncheck

@@ -1,0 +1,75 @@
+// `check --jobs N`: every (implementation, law) pair of the run is one work
+// item, in one pool for the whole run (the embedded default has a dozen
+// implementations of 27 laws: a pool of all pairs keeps the workers busy to
+// the end better than the laws of one implementation would), spread over N
+// worker processes (worker_processes.h says why processes). The results come
+// back exact and are put back in their original order, and each law runs from
+// its own seed (law_seed), so the same seed gives the same report whatever N,
+// timings apart.
+//
+// What an item runs on: a built-in gets a new instance for each law (free, and
+// a built-in's state between calls, see BuiltinInfo::reset, then starts the
+// same for a law whatever ran before it on that worker); a plugin gets one
+// instance per worker, loaded when the worker first needs it
+// (load_plugin_again): a process of its own, since one instance serves one
+// caller. An implementation that keeps state between calls (the fault the law
+// `deterministic` catches) can still answer a law differently with another N,
+// and a plugin that loads only once cannot serve a second worker (its laws are
+// then skipped with the reason; --jobs 1 checks it in one process).
+//
+// With one worker (N = 1, or a single item) everything runs here in order, on
+// the instance the probes used, with the compute threads left as they are.
+//
+// Example usage:
+//   std::vector<CheckTarget> targets = ...;  // name, source, open, settings
+//   run_checks(targets, laws, 2, budget,
+//              [&](std::size_t k) { out << "checking " << targets[k].name << " ..."; },
+//              [&](std::size_t k, std::vector<LawResult> laws, double seconds) { ... });
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/check_implementation.h"
+#include "cli/run_budget.h"
+
+namespace attncheck {
+
+// A new instance of an implementation; nullptr (and `error`) when none can be opened.
+using ImplementationFactory = std::function<std::unique_ptr<Implementation>(std::string& error)>;
+
+struct CheckTarget {
+  std::string name, source;
+  ImplementationFactory open;
+  bool new_instance_per_law = false;  // built-ins
+  // The instance the probes used: the one a run with one worker calls (a
+  // plugin is then loaded once, as before --jobs). Closed before the workers
+  // start otherwise, so that no worker inherits its host's sockets.
+  std::unique_ptr<Implementation> loaded;
+  LawRunSettings settings;  // its skip_reason may ask `budget`
+};
+
+// The most workers --jobs may ask for: far above any core count, low enough
+// that a typo cannot start thousands of processes.
+inline constexpr int kMaxJobs = 256;
+
+// The default of --jobs: the core count, at least 1.
+int default_jobs();
+
+// Runs every law on every target, on min(jobs, items) workers, every call
+// through `budget`. For each target in order, once it and all before it are
+// done: started(k), then done(k, its laws' results in `laws` order, the
+// seconds they took, diagnosis included). With one worker started(k) comes
+// before target k's first law instead, so a slow check shows what it is on.
+// `errors` receives a line for each item that could not run (no instance
+// could be opened); its law is then reported skipped with that reason.
+// Throws std::runtime_error when a worker process dies (worker_processes.h).
+void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>& laws, int jobs, RunBudget& budget,
+                const std::function<void(std::size_t)>& started,
+                const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
+                std::vector<std::string>& errors);
+
+}  // namespace attncheck
