@@ -18,8 +18,8 @@ void logits_kernel(const double* qb, const double* aqb, const double* kt, const 
     const int64_t j0 = t * kTile;
     v8d s[kRows][2] = {}, a[kRows][2] = {};
     for (int64_t d = 0; d < D; ++d) {
-      const double* kr = kt + d * n16 + j0;
-      const double* akr = akt + d * n16 + j0;
+      const double* kr = kt + (t * D + d) * kTile;  // tile t's row d: contiguous
+      const double* akr = akt + (t * D + d) * kTile;
       const v8d k0 = load8(kr), k1 = load8(kr + 8), ak0 = load8(akr), ak1 = load8(akr + 8);
       for (int r = 0; r < kRows; ++r) {
         const v8d q = splat8(qb[r * D + d]), aq = splat8(aqb[r * D + d]);

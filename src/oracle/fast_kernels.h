@@ -2,7 +2,7 @@
 // arrays, multiversioned (simd_clones.h). Shapes, for a block of kRows query
 // rows of one head against its keys:
 //   qb, aqb [kRows][D]       the rows and their absolute values
-//   kt, akt [D][n16]         K^T and |K|^T, zero past kv_len (n16 = whole tiles)
+//   kt, akt [n16/kTile][D][kTile]  K^T and |K|^T by tiles of keys, zero past kv_len (n16 = whole tiles)
 //   per-key rows [kRows][stride], stride = n16: logits, weights, shifts
 //   v [n][vstride]           V padded to whole kCols columns
 #pragma once
