@@ -182,11 +182,13 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
     ent -= pj * (xv - lt);
     const v8d ax = abs8(xv);
     // logit_error (bound_arithmetic.h): dot product and scale, max subtraction, exp, 16-bit storage, flush to zero.
-    const v8d ed = g_dt * av + u_dt * ax + x_dt + u16 * (abs8(sv) + ax + 1) + ftz * (qsum + load8(ksum + j));
-    const v8d eo = g_or * av + u_or * ax + x_or;
+    // Times seen: a hidden key's error may be huge (|k| near the domain's edge,
+    // allowed for hidden keys), and expm1_up8 of it inf / inf = NaN even where p_j = 0.
+    const v8d ed = seen * (g_dt * av + u_dt * ax + x_dt + u16 * (abs8(sv) + ax + 1) + ftz * (qsum + load8(ksum + j)));
+    const v8d eo = seen * (g_or * av + u_or * ax + x_or);
     store8(e_dt + j, ed);
     store8(e_or + j, eo);
-    emax = max8(emax, ed * seen);
+    emax = max8(emax, ed);
     ydt += pj * expm1_up8(ed);
     yor += pj * expm1_up8(eo);
   }
