@@ -18,8 +18,8 @@ void logits_kernel(const double* qb, const double* aqb, const double* kt, const 
     const int64_t j0 = t * kTile;
     v8d s[kRows][2] = {}, a[kRows][2] = {};
     for (int64_t d = 0; d < D; ++d) {
-      const double* kr = kt + d * n16 + j0;
-      const double* akr = akt + d * n16 + j0;
+      const double* kr = kt + (t * D + d) * kTile;  // tile t's row d: contiguous
+      const double* akr = akt + (t * D + d) * kTile;
       const v8d k0 = load8(kr), k1 = load8(kr + 8), ak0 = load8(akr), ak1 = load8(akr + 8);
       for (int r = 0; r < kRows; ++r) {
         const v8d q = splat8(qb[r * D + d]), aq = splat8(aqb[r * D + d]);
@@ -182,11 +182,13 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
     ent -= pj * (xv - lt);
     const v8d ax = abs8(xv);
     // logit_error (bound_arithmetic.h): dot product and scale, max subtraction, exp, 16-bit storage, flush to zero.
-    const v8d ed = g_dt * av + u_dt * ax + x_dt + u16 * (abs8(sv) + ax + 1) + ftz * (qsum + load8(ksum + j));
-    const v8d eo = g_or * av + u_or * ax + x_or;
+    // Times seen: a hidden key's error may be huge (|k| near the domain's edge,
+    // allowed for hidden keys), and expm1_up8 of it inf / inf = NaN even where p_j = 0.
+    const v8d ed = seen * (g_dt * av + u_dt * ax + x_dt + u16 * (abs8(sv) + ax + 1) + ftz * (qsum + load8(ksum + j)));
+    const v8d eo = seen * (g_or * av + u_or * ax + x_or);
     store8(e_dt + j, ed);
     store8(e_or + j, eo);
-    emax = max8(emax, ed * seen);
+    emax = max8(emax, ed);
     ydt += pj * expm1_up8(ed);
     yor += pj * expm1_up8(eo);
   }

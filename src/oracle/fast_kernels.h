@@ -2,7 +2,7 @@
 // arrays, multiversioned (simd_clones.h). Shapes, for a block of kRows query
 // rows of one head against its keys:
 //   qb, aqb [kRows][D]       the rows and their absolute values
-//   kt, akt [D][n16]         K^T and |K|^T, zero past kv_len (n16 = whole tiles)
+//   kt, akt [n16/kTile][D][kTile]  K^T and |K|^T by tiles of keys, zero past kv_len (n16 = whole tiles)
 //   per-key rows [kRows][stride], stride = n16: logits, weights, shifts
 //   v [n][vstride]           V padded to whole kCols columns
 #pragma once
@@ -61,7 +61,7 @@ struct RowErrorSums {
   double e_max = 0;    // max over visible keys of e_dt_j
   double y_dt = 0, y_or = 0;  // sum_j p_j expm1_up(e_j): E <= log1p(y)
 };
-// p_j = w_j / total, e_dt_j and e_or_j per key, and the row's sums.
+// p_j = w_j / total, e_dt_j and e_or_j per key (0 for keys the row does not see), and the row's sums.
 RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms& orc, const double* s, const double* a,
                                const double* x, const double* w, const double* vis, const double* ksum, double total,
                                double* p, double* e_dt, double* e_or, int64_t n);

@@ -15,8 +15,7 @@ namespace {
 using oracle_detail::gamma;
 using oracle_detail::kInf;
 
-// Rows per piece of parallel work of the careful path (f64 problems), and the
-// rows a head needs before the double path splits it rather than spreading heads.
+// The rows a head needs before a blocked path splits it rather than spreading heads.
 constexpr int64_t kRowChunk = 64;
 
 }  // namespace
@@ -100,28 +99,20 @@ OracleResult oracle(const Problem& p) {
   o.row_in_domain.assign(sh.batch * sh.heads * sh.q_len, 0);
   const int64_t heads = sh.batch * sh.heads;
   const int64_t chunks = (sh.q_len + kRowChunk - 1) / kRowChunk;
-  // Pieces write disjoint rows of o.
-  if (compute_dtype(p.dtype) != DType::f64) {
-    // The double path splits a head's rows itself; heads go to the threads
-    // when there are too few rows to split (decode: one row per head).
-    const double head_flop = 12.0 * static_cast<double>(sh.q_len * sh.kv_len * (sh.head_dim + sh.value_dim));
-    if (chunks >= compute_threads()) {
-      for (int64_t bh = 0; bh < heads; ++bh) oracle_detail::fast_head(p, bh, o);
-    } else {
-      parallel_for(heads, head_flop, [&](int64_t begin, int64_t end) {
-        for (int64_t bh = begin; bh < end; ++bh) oracle_detail::fast_head(p, bh, o);
-      });
-    }
-    return o;
+  // f64 problems get the double-word path, the others the double path (oracle_paths.h).
+  const bool f64 = compute_dtype(p.dtype) == DType::f64;
+  const auto head = f64 ? oracle_detail::fast_head_f64 : oracle_detail::fast_head;
+  // Pieces write disjoint rows of o. A path splits a head's rows itself; heads
+  // go to the threads when there are too few rows to split (decode: one row per head).
+  const double head_flop =
+      (f64 ? 40.0 : 12.0) * static_cast<double>(sh.q_len * sh.kv_len * (sh.head_dim + sh.value_dim));
+  if (chunks >= compute_threads()) {
+    for (int64_t bh = 0; bh < heads; ++bh) head(p, bh, o);
+  } else {
+    parallel_for(heads, head_flop, [&](int64_t begin, int64_t end) {
+      for (int64_t bh = begin; bh < end; ++bh) head(p, bh, o);
+    });
   }
-  const int64_t rows_per_chunk = std::min(sh.q_len, kRowChunk);
-  const double flop = 40.0 * static_cast<double>(rows_per_chunk * sh.kv_len * (sh.head_dim + sh.value_dim));
-  parallel_for(heads * chunks, flop, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t bh = item / chunks, i0 = (item % chunks) * kRowChunk, i1 = std::min(sh.q_len, i0 + kRowChunk);
-      for (int64_t i = i0; i < i1; ++i) oracle_detail::careful_row<long double>(p, bh, i, o);
-    }
-  });
   return o;
 }
 

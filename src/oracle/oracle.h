@@ -1,8 +1,8 @@
 // The high-precision oracle and the per-element error bound.
 //
 // The oracle evaluates attention in far more precision than the dtype under
-// test (double for f32/f16/bf16, x87 long double for f64), one query row at a
-// time, and for every output element derives how far a correct implementation
+// test (double for f32/f16/bf16, double-word arithmetic for f64, with x87 long
+// double for rows the blocked paths cannot take), and for every output element derives how far a correct implementation
 // in the problem's dtype may be from the exact value. The derivation is in
 // docs/tolerance.md; nothing here is a hand-tuned tolerance.
 #pragma once

@@ -3,13 +3,16 @@
 // careful_row: one query row at a time, scalar, in H (double for f32/f16/bf16
 // problems, long double for f64), with the weights' shifts evaluated exactly in
 // log space: every row it is given, whatever its logits and errors.
-// fast_head (fast_rows.cpp): the double path, blocked and vectorised: rows of a head in
-// blocks, logits for a block against every key as a small matrix product,
-// weights with a vectorised exp, the bound's sums as blocked products over V.
-// It handles the rows whose per-key logit errors are all at most
-// kFastMaxLogitError (then the shifts have simple polynomial upper bounds) and
-// hands the others to careful_row, so both give the same bound up to the
-// second-order terms the safety factor already covers (docs/tolerance.md).
+// fast_head (fast_rows.cpp) and fast_head_f64 (fast_rows_f64.cpp): blocked and
+// vectorised (fast_block.h): rows of a head in blocks, logits for a block
+// against every key as a small matrix product, weights with a vectorised exp,
+// the bound's sums as blocked products over V; the exact value in double
+// (fast_head) or in double-word arithmetic (fast_head_f64). They handle the
+// rows whose per-key logit errors are all at most kFastMaxLogitError (then the
+// shifts have simple polynomial upper bounds) and hand the others to
+// careful_row<double> and careful_row<long double>, so both give the same
+// bound up to the second-order terms the safety factor already covers
+// (docs/tolerance.md).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,8 @@ template <class H> void careful_row(const Problem& p, int64_t bh, int64_t i, Ora
 // Every row of head bh (b * heads + h), for problems whose compute dtype is
 // f32 (the double path); its blocks of rows on compute_threads() threads.
 void fast_head(const Problem& p, int64_t bh, OracleResult& o);
+// The same for problems whose compute dtype is f64 (the double-word path).
+void fast_head_f64(const Problem& p, int64_t bh, OracleResult& o);
 
 inline constexpr double kFastMaxLogitError = 0.5;
 

@@ -1,0 +1,302 @@
+// The blocked, vectorised evaluation of one head's rows (oracle_paths.h),
+// shared by the oracle's double path (fast_rows.cpp: f32, f16, bf16 problems)
+// and its double-word path (fast_rows_f64.cpp: f64 problems). They differ only
+// in how the exact value is computed (the logits, the weights, their sum and
+// P.V: in double, or in double-word) and in the oracle's own error terms; the
+// bound's quantities (weights p_j, shifts, sum_j (p_j + shift_j) |v_jc|,
+// deviation sums, a_j) are first-order estimates and are computed in double by
+// the same kernels (fast_kernels.h) on both paths.
+//
+// For one head (K [kv_len][head_dim], V [kv_len][value_dim]) its keys are
+// first transposed into Kt [n16 / kTile][head_dim][kTile] (and |K|t), n16 =
+// kv_len rounded up to a whole tile of kTile keys, each tile contiguous (rows
+// of a plain [head_dim][n16] transpose would be n16 doubles apart, a power of
+// two often enough that a tile's rows fight over one L1 set). Query rows then go in blocks of kRows: the
+// logits of a block against the keys are a small matrix product
+// (dot [kRows][n16] = Q_blk Kt, abs [kRows][n16] = |Q_blk| |K|t), the weights
+// and their error shifts are vector loops over the keys, and the output and
+// the bound's sums are blocked products over V: nothing of size q_len x kv_len
+// is held, only a tile of kRows rows against the keys.
+//
+// The shifts (careful_row's weight_shifts) have simple upper bounds when every
+// logit error e_j <= 1/2. For 0 <= g < 3 the series of expm1 is dominated by a
+// geometric one, expm1(g) <= up(g) = g + g^2 / (2 (1 - g / 3)); and
+// 1 - exp(-g) <= dn(g) = g - g^2 / 2 + g^3 / 6 (an alternating series). So E = log sum_k p_k exp(e_k) <= log1p(sum_k p_k up(e_k))
+// (sum_k p_k = 1), grow_j = e_j + E <= 1.0, and
+//   shift_j <= max(min(1 - p_j, p_j up(g)), p_j dn(g)),  g = e_j + E,
+// at most 4% above the exact shifts (at g = 1), 0.1% at g = 0.01.
+// They exceed the exact shifts only at second order (docs/tolerance.md). Rows
+// with a larger error, a non-finite input or near the representable domain's
+// edge go to the path's careful_row.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "oracle/bound_arithmetic.h"
+#include "oracle/fast_kernels.h"
+#include "oracle/oracle_paths.h"
+#include "parallel/parallel_for.h"
+
+namespace attncheck::oracle_detail {
+
+// What every row of a head shares: the keys transposed and padded, the sums
+// the domain test and the flush-to-zero term need.
+struct HeadKeys {
+  int64_t n = 0, n16 = 0, D = 0;
+  std::vector<double> kt, akt;     // [n16 / kTile][D][kTile], K^T and |K|^T by tiles of keys, zero past kv_len
+  std::vector<double> k_abs_sum;   // [n16]: sum_d |k_jd|, 0 past kv_len
+  std::vector<double> norm_tail;   // [kv_len + 1]: max over keys >= j of ||k_j||_2 (0 at kv_len)
+  int64_t dv_pad = 0;              // value_dim rounded up to whole kCols
+  std::vector<double> v;           // [kv_len][dv_pad]: V, zero columns past value_dim
+  bool inputs_finite = true;       // every k and v of the head is finite, and every sum_j |v_jc| is below C / 2
+};
+HeadKeys head_keys(const Problem& p, int64_t bh);  // fast_rows.cpp
+
+// The fast domain test trusts its sums (formed in another order than
+// row_in_finite_domain's) this far from a threshold; nearer, the exact test decides.
+inline constexpr double kDomainMargin = 1 + 1e-6;
+
+// Scratch of one block of kRows rows: [kRows][n16] each.
+struct BlockScratch {
+  std::vector<double> qb, aqb;                      // [kRows][D]
+  std::vector<double> dot, absd, x, w, pw, sdt, sor, vis, d16;
+  void resize(int64_t D, int64_t n16) {
+    qb.assign(kRows * D, 0.0);
+    aqb.assign(kRows * D, 0.0);
+    for (auto* a : {&dot, &absd, &x, &w, &pw, &sdt, &sor, &vis, &d16}) a->assign(kRows * n16, 0.0);
+  }
+};
+
+struct RowPlan {
+  bool careful = false;  // handed to careful_row
+  bool empty = false;    // sees no key
+  double total = 1, m = 0, acc_dt = 0, acc_or = 0, n_vis = 0;
+  double floor_or = 0;   // the oracle's absolute error per unit of (1 + max_j |v_jc| + |o_c|)
+  bool any_below = false;
+};
+
+// FastBlock<Exact> evaluates blocks of rows; Exact is the path's exact
+// arithmetic, one per thread (FastBlock holds it), with:
+//   Exact(const Problem&, const HeadKeys&, int64_t bh)
+//   void logits(BlockScratch&, int64_t tiles): the block's logits q.k_j in its
+//       precision for the keys of tiles [0, tiles), rounded to double into dot,
+//       and sum_d |q_d| |k_jd| into absd (as logits_kernel forms them);
+//   void weights(int64_t r, BlockScratch&, int64_t n8, double& m, double& total):
+//       row r's s_j, a_j into dot and absd, x_j = s_j - m and w_j = exp(x_j)
+//       into x and w (w of hidden keys 0), rounded to double, and m and
+//       sum_j w_j rounded to double;
+//   void clear(int64_t r): row r contributes nothing to the block's sums;
+//   void values(int64_t c0, const BlockScratch&, int64_t key_end, const RowPlan*, double* out):
+//       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel),
+//       on exit the block's outputs rounded to double;
+//   LogitErrorTerms oracle_terms(double ascale) const, double accumulation(double n) const,
+//   double floor(double n) const: the oracle's own error terms (per-key logit
+//       error, coefficient of sum_j p_j |v_jc|, absolute floor);
+//   static void careful(const Problem&, int64_t bh, int64_t i, OracleResult&).
+template <class Exact> class FastBlock {
+ public:
+  FastBlock(const Problem& p, const HeadKeys& h, int64_t bh, OracleResult& o)
+      : p_(p), h_(h), bh_(bh), o_(o), exact_(p, h, bh), dt_(arithmetic_of(p.dtype)) {
+    const Shape& sh = p.shape;
+    scale_ = p.effective_scale();
+    g_dt_ = gamma(static_cast<double>(sh.head_dim) + 3, dt_.u);
+    const DType compute = compute_dtype(p.dtype);
+    half_compute_ = max_finite(compute) / 2;
+    half_store_ = compute != p.dtype ? max_finite(p.dtype) / 2 : kInf;
+    logit_rounding_ = gamma(static_cast<double>(sh.head_dim) + 3, unit_roundoff(compute));
+  }
+
+  void rows(int64_t i0, int64_t count, BlockScratch& b) {
+    const Shape& sh = p_.shape;
+    const int64_t D = sh.head_dim, n = h_.n;
+    // The keys any row of the block may see: the causal rule's prefix.
+    int64_t key_end = 0;
+    for (int64_t r = 0; r < count; ++r)
+      key_end = std::max(key_end, std::clamp<int64_t>(p_.causal_key_end(i0 + r), 0, n));
+    const int64_t tiles = (key_end + kTile - 1) / kTile;
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t d = 0; d < D; ++d) {
+        const double q = r < count ? p_.q[p_.q_at(bh_, i0 + r, d)] : 0.0;
+        b.qb[r * D + d] = q;
+        b.aqb[r * D + d] = std::abs(q);
+      }
+    exact_.logits(b, tiles);
+    RowPlan plan[kRows];
+    for (int64_t r = 0; r < count; ++r) plan[r] = weights(i0 + r, r, key_end, b);
+    for (int64_t r = count; r < kRows; ++r) exact_.clear(r);
+    const bool any_below = std::any_of(plan, plan + count, [](const RowPlan& x) { return x.any_below; });
+    for (int64_t c0 = 0; c0 < sh.value_dim; c0 += kCols) columns(i0, count, c0, key_end, plan, any_below, b);
+    for (int64_t r = 0; r < count; ++r)
+      if (plan[r].careful) Exact::careful(p_, bh_, i0 + r, o_);
+  }
+
+ private:
+  // Row r of the block (query i): logits, domain, weights and their shifts
+  // into the block's scratch row r; keys past key_end are hidden.
+  RowPlan weights(int64_t i, int64_t r, int64_t key_end, BlockScratch& b) {
+    const Shape& sh = p_.shape;
+    const int64_t n16 = h_.n16, D = sh.head_dim;
+    const int64_t row = bh_ * sh.q_len + i;
+    double* dot = &b.dot[r * n16];
+    double* absd = &b.absd[r * n16];
+    double* x = &b.x[r * n16];
+    double* w = &b.w[r * n16];
+    double* vis = &b.vis[r * n16];
+    RowPlan plan;
+    if (!in_domain(r, key_end, b)) {
+      plan.careful = true;  // outside, or too near the edge to decide here: the exact test and the careful path
+      clear(r, b);
+      return plan;
+    }
+    const double ascale = std::abs(scale_);
+    const int64_t end = std::clamp<int64_t>(p_.causal_key_end(i), 0, h_.n);
+    const int64_t n8 = (key_end + 7) / 8 * 8;  // within the tiles the logits kernel formed
+    double n_vis = 0;
+    for (int64_t j = 0; j < n8; ++j) {
+      vis[j] = j < end && p_.mask_allows(bh_, i, j) ? 1.0 : 0.0;
+      n_vis += vis[j];
+    }
+    if (n_vis == 0) {
+      plan.empty = true;
+      o_.entropy[row] = std::numeric_limits<double>::quiet_NaN();
+      clear(r, b);
+      return plan;
+    }
+    o_.row_in_domain[row] = 1;
+    double m = 0, total = 1;
+    exact_.weights(r, b, n8, m, total);  // dot: s_j, absd: a_j, x: s_j - m, w: exp(x_j)
+    LogitErrorTerms e_dt_terms{g_dt_, dt_.u, dt_.exp_ulps * dt_.u, dt_.u16, ascale * dt_.tiny, 0.0};
+    for (int64_t d = 0; d < D; ++d) e_dt_terms.qsum += b.aqb[r * D + d];
+    const LogitErrorTerms e_or_terms = exact_.oracle_terms(ascale);
+    // Per key: weight p (into pw for now), the logit errors (into sdt, sor).
+    double* pw = &b.pw[r * n16];
+    double* sdt = &b.sdt[r * n16];
+    double* sor = &b.sor[r * n16];
+    const RowErrorSums sums = row_errors_kernel(e_dt_terms, e_or_terms, dot, absd, x, w, vis, h_.k_abs_sum.data(),
+                                                total, pw, sdt, sor, n8);
+    if (!(sums.e_max <= kFastMaxLogitError)) {
+      plan.careful = true;
+      clear(r, b);
+      return plan;
+    }
+    o_.entropy[row] = sums.entropy;
+    // In place: p_j becomes p_j + shift_dt_j, the errors become the shifts.
+    const bool any_below = row_shifts_kernel(pw, sdt, sor, vis, std::log1p(sums.y_dt), std::log1p(sums.y_or),
+                                             dt_.weight_floor, dt_.weight_step, total, sdt, sor, pw,
+                                             &b.d16[r * n16], n8);
+    plan.total = total;
+    plan.m = m;
+    plan.n_vis = n_vis;
+    plan.acc_dt = accumulation_coefficient(dt_, n_vis, m);
+    plan.acc_or = exact_.accumulation(n_vis);
+    plan.floor_or = exact_.floor(n_vis);
+    plan.any_below = any_below;
+    return plan;
+  }
+
+  // Row r contributes nothing to the block's sums (handed elsewhere, or empty).
+  void clear(int64_t r, BlockScratch& b) {
+    const int64_t n16 = h_.n16;
+    for (auto* a : {&b.w, &b.pw, &b.sdt, &b.sor, &b.vis, &b.d16})
+      std::fill(a->begin() + r * n16, a->begin() + (r + 1) * n16, 0.0);
+    exact_.clear(r);
+  }
+
+  // The representable domain (row_in_finite_domain) decided from the block's
+  // sums when it is clear, by the exact test otherwise.
+  bool in_domain(int64_t r, int64_t key_end, const BlockScratch& b) const {
+    const Shape& sh = p_.shape;
+    const int64_t D = sh.head_dim;
+    const double ascale = std::abs(scale_);
+    bool clear_inside = h_.inputs_finite && std::isfinite(ascale);
+    double qmax = 0, qsq = 0;
+    for (int64_t d = 0; d < D && clear_inside; ++d) {
+      const double q = b.qb[r * D + d];
+      clear_inside = std::isfinite(q);
+      qmax = std::max(qmax, std::abs(q));
+      qsq += q * q;
+    }
+    const double big = std::max(1.0, ascale) * kDomainMargin;
+    clear_inside = clear_inside && ascale * qmax * kDomainMargin < std::min(half_compute_, half_store_);
+    const double* dot = &b.dot[r * h_.n16];
+    const double* absd = &b.absd[r * h_.n16];
+    double raw_max = 0, stored_max = 0;
+    for (int64_t j = 0; j < key_end && clear_inside; ++j) {
+      raw_max = std::max(raw_max, absd[j]);
+      stored_max = std::max(stored_max, std::abs(dot[j]) + logit_rounding_ * absd[j]);
+    }
+    // Keys no row of the block sees were not formed: Cauchy-Schwarz bounds them,
+    // sum_d |q_d k_jd| <= ||q|| ||k_j||.
+    const double tail = std::sqrt(qsq) * h_.norm_tail[key_end];
+    raw_max = std::max(raw_max, tail);
+    stored_max = std::max(stored_max, tail * (1 + logit_rounding_));
+    // Otherwise careful_row decides, with row_in_finite_domain.
+    return clear_inside && raw_max * big < half_compute_ && stored_max * big < half_store_;
+  }
+
+  void columns(int64_t i0, int64_t count, int64_t c0, int64_t key_end, const RowPlan* plan, bool any_below,
+               BlockScratch& b) {
+    const Shape& sh = p_.shape;
+    const int64_t n16 = h_.n16;
+    const int64_t lanes = std::min<int64_t>(kCols, sh.value_dim - c0);
+    double out[kRows * kCols], sabs[kRows * kCols], vmax[kRows * kCols], ddt[kRows * kCols], dor[kRows * kCols],
+        s16[kRows * kCols];
+    values_kernel(h_.v.data(), h_.dv_pad, c0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, out, sabs, vmax);
+    exact_.values(c0, b, key_end, plan, out);
+    deviation_kernel(h_.v.data(), h_.dv_pad, c0, out, b.sdt.data(), b.sor.data(), any_below ? b.d16.data() : nullptr,
+                     n16, key_end, ddt, dor, s16);
+    const double store = std::numeric_limits<double>::epsilon() / 2;  // exact rounded to double
+    for (int64_t r = 0; r < count; ++r) {
+      const RowPlan& pl = plan[r];
+      if (pl.careful) continue;
+      for (int64_t l = 0; l < lanes; ++l) {
+        const int64_t at = p_.out_at(bh_, i0 + r, c0 + l);
+        if (pl.empty) {
+          o_.exact[at] = 0;
+          o_.bound[at] = kInf;
+          continue;
+        }
+        const int k = static_cast<int>(r * kCols + l);
+        const double outd = out[k];
+        const double underflow =
+            (pl.n_vis + 2) * dt_.tiny * (1 + vmax[k] + std::abs(outd)) + dt_.out_floor + (any_below ? s16[k] : 0.0);
+        const double b_dt = kBoundSafetyFactor * (pl.acc_dt * sabs[k] + ddt[k] + underflow);
+        const double b_or = pl.acc_or * sabs[k] + dor[k] + store * std::abs(outd) +
+                            pl.floor_or * (1 + vmax[k] + std::abs(outd));
+        o_.exact[at] = outd;
+        o_.bound[at] = b_dt + b_or;
+      }
+    }
+  }
+
+  const Problem& p_;
+  const HeadKeys& h_;
+  int64_t bh_;
+  OracleResult& o_;
+  Exact exact_;
+  Arithmetic dt_;
+  double scale_ = 1, g_dt_ = 0, half_compute_ = 0, half_store_ = 0, logit_rounding_ = 0;
+};
+
+// Every row of head bh: its blocks of rows on compute_threads() threads.
+// `block_flop` is about what one block of rows costs (for parallel_for).
+template <class Exact> void fast_head_with(const Problem& p, int64_t bh, OracleResult& o, double block_flop) {
+  const Shape& sh = p.shape;
+  const HeadKeys h = head_keys(p, bh);
+  const int64_t blocks = (sh.q_len + kRows - 1) / kRows;
+  // Blocks write disjoint rows of o.
+  parallel_for(blocks, block_flop, [&](int64_t begin, int64_t end) {
+    BlockScratch b;
+    b.resize(sh.head_dim, h.n16);
+    FastBlock<Exact> block(p, h, bh, o);
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t i0 = k * kRows;
+      block.rows(i0, std::min<int64_t>(kRows, sh.q_len - i0), b);
+    }
+  });
+}
+
+}  // namespace attncheck::oracle_detail
