@@ -4,7 +4,9 @@
 #include "oracle/simd_v8d.h"
 
 // v8d locals and arguments of always-inlined helpers (simd_v8d.h): no ABI boundary.
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
