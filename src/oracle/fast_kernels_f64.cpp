@@ -1,3 +1,11 @@
+// Before the includes, so that it also covers simd_v8d.h's helpers where they are
+// compiled into this file. v8d locals and arguments of always-inlined helpers (simd_v8d.h): no ABI boundary.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 #include "oracle/fast_kernels_f64.h"
 
 #include <cmath>
@@ -5,12 +13,6 @@
 #include "oracle/simd_clones.h"
 #include "oracle/simd_v8d.h"
 
-// v8d locals and arguments of always-inlined helpers (simd_v8d.h): no ABI boundary.
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
 
 // This file is compiled with -ffp-contract=off (src/CMakeLists.txt): the
 // error-free transformations below are written with plain * + -, which the
