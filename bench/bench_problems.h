@@ -4,10 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <random>
 #include <vector>
 
 #include "bench_shapes.h"
+#include "problem/call_layout.h"
 #include "problem/problem.h"
 
 namespace attncheck::bench {
@@ -25,33 +29,23 @@ inline Problem gaussian_problem(DType dtype, const BenchShape& s, uint64_t seed 
   return p;
 }
 
-// The problem's tensors in T, and an output buffer, behind one attncheck_call.
-template <class T>
-struct RawCall {
-  std::vector<T> q, k, v, out;
+// The problem encoded once as the checker lays out a call (problem/call_layout.h),
+// behind one attncheck_call the benchmark reuses.
+struct EncodedCall {
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  CallLayout layout;
+  std::unique_ptr<uint8_t, Free> region;
   attncheck_call call{};
 
-  explicit RawCall(const Problem& p)
-      : q(p.q.begin(), p.q.end()), k(p.k.begin(), p.k.end()), v(p.v.begin(), p.v.end()),
-        out(static_cast<std::size_t>(p.shape.out_size())) {
-    const Shape& s = p.shape;
-    call.dtype = sizeof(T) == 4 ? ATTNCHECK_F32 : ATTNCHECK_F64;
-    call.batch = s.batch;
-    call.heads = s.heads;
-    call.q_len = s.q_len;
-    call.kv_len = s.kv_len;
-    call.head_dim = s.head_dim;
-    call.value_dim = s.value_dim;
-    call.causal = static_cast<attncheck_causal>(p.causal);
-    call.scale = p.scale;
-    call.q = q.data();
-    call.k = k.data();
-    call.v = v.data();
-    call.mask = nullptr;
-    call.out = out.data();
+  explicit EncodedCall(const Problem& p)
+      : layout(layout_for(p)),
+        region(static_cast<uint8_t*>(std::aligned_alloc(CallLayout::kAlign, layout.total))) {
+    if (!region) throw std::bad_alloc();
+    encode_call(p, layout, region.get());
+    call = abi_call(p, layout, region.get());
   }
-  RawCall(const RawCall&) = delete;  // call points into this object's vectors
-  RawCall& operator=(const RawCall&) = delete;
 };
 
 }  // namespace attncheck::bench

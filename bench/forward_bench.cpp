@@ -1,6 +1,6 @@
 // forward/<impl>/B<b>H<h>L<l>D<d>[/causal]: the built-in references' ABI
-// forward functions on f32 inputs, called directly on prepared buffers (no
-// encoding, poison or guard checks: those are O(L D), the call O(L^2 D)).
+// forward functions on f32 inputs, called directly on a call encoded once (no
+// encoding, poison or guard checks per call: those are O(L D), the call O(L^2 D)).
 // Real time: `online` splits its work across the cores.
 #include <string>
 
@@ -12,14 +12,14 @@ namespace {
 
 void forward_bench(benchmark::State& state, ForwardFn forward, const BenchShape& s) {
   const Problem p = gaussian_problem(DType::f32, s);
-  RawCall<float> raw(p);
+  EncodedCall raw(p);
   char err[256] = {0};
   for (auto _ : state) {
     if (forward(&raw.call, err, sizeof err) != ATTNCHECK_OK) {
       state.SkipWithError(err);
       break;
     }
-    benchmark::DoNotOptimize(raw.out.data());
+    benchmark::DoNotOptimize(raw.call.out);
     benchmark::ClobberMemory();
   }
   state.counters["GFLOP/s"] = gflops_counter(s.flop());

@@ -1,16 +1,7 @@
-// Before the includes, so that it also covers simd_v8d.h's helpers where they are
-// compiled into this file. v8d locals and arguments of always-inlined helpers (simd_v8d.h): no ABI boundary.
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
 #include "oracle/fast_kernels.h"
 
 #include "oracle/simd_clones.h"
 #include "oracle/simd_v8d.h"
-
 
 namespace attncheck::oracle_detail {
 

@@ -1,11 +1,3 @@
-// Before the includes, so that it also covers simd_v8d.h's helpers where they are
-// compiled into this file. v8d locals and arguments of always-inlined helpers (simd_v8d.h): no ABI boundary.
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
 #include "oracle/fast_kernels_f64.h"
 
 #include <cmath>

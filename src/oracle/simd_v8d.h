@@ -8,12 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
-// Passing these by value would change the ABI between ISAs (GCC's -Wpsabi);
-// every helper here is always inlined, so no such call exists.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+// Passing these by value would change the ABI between ISAs (-Wpsabi); every
+// helper here is always inlined, so no such call exists, and the files that
+// include this one are compiled with -Wno-psabi (src/CMakeLists.txt).
 
 namespace attncheck::oracle_detail {
 
@@ -39,7 +36,3 @@ __attribute__((always_inline)) inline v8d max8(v8d a, v8d b) { return a < b ? b 
 __attribute__((always_inline)) inline v8d min8(v8d a, v8d b) { return b < a ? b : a; }
 
 }  // namespace attncheck::oracle_detail
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif

@@ -193,7 +193,11 @@ uint64_t default_memory_limit_bytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2;
 }
 
-std::unique_ptr<Implementation> load_plugin(const std::string& path, const PluginOptions& options, std::string& error) {
+namespace {
+
+// The checks and the shared region every load needs before its host starts.
+std::unique_ptr<PluginImplementation> prepare_plugin(const std::string& path, const PluginOptions& options,
+                                                     std::string& error) {
   if (std::string problem = plugin_file_problem(path); !problem.empty()) {
     error = problem;
     return nullptr;
@@ -204,6 +208,14 @@ std::unique_ptr<Implementation> load_plugin(const std::string& path, const Plugi
     error = "cannot load plugin " + path + ": " + why;
     return nullptr;
   }
+  return impl;
+}
+
+}  // namespace
+
+std::unique_ptr<Implementation> load_plugin(const std::string& path, const PluginOptions& options, std::string& error) {
+  auto impl = prepare_plugin(path, options, error);
+  if (!impl) return nullptr;
   if (StartFailure f = impl->start_host(); f.failed()) {
     error = f.message;
     return nullptr;
@@ -213,16 +225,8 @@ std::unique_ptr<Implementation> load_plugin(const std::string& path, const Plugi
 
 std::unique_ptr<Implementation> load_plugin_again(const std::string& path, const PluginOptions& options,
                                                   std::string& error) {
-  if (std::string problem = plugin_file_problem(path); !problem.empty()) {
-    error = problem;
-    return nullptr;
-  }
-  auto impl = std::make_unique<PluginImplementation>(path, options);
-  std::string why;
-  if (!impl->create_region(why)) {
-    error = "cannot load plugin " + path + ": " + why;
-    return nullptr;
-  }
+  auto impl = prepare_plugin(path, options, error);
+  if (!impl) return nullptr;
   if (StartFailure f = impl->start_host(); f.failed()) impl->cannot_load_again(f);
   return impl;
 }

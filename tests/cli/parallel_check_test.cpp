@@ -2,6 +2,7 @@
 // back exact, and N workers give the results one worker gives, in order.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,11 +16,7 @@
 namespace attncheck {
 namespace {
 
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+uint64_t bits(double x) { return std::bit_cast<uint64_t>(x); }
 
 TEST(LawResultWire, RoundTripIsExact) {
   LawResult l;

@@ -389,7 +389,8 @@ TEST(DoubleDoubleArray, AxpyChainWithinItsBound) {
 // (GCC: -ffp-contract=fast in C++ even with -std=c++20), where GCC would fuse
 // any plain product into a following addition: if double_double.h let one
 // through, the results would differ from the baseline build's in the last bits.
-__attribute__((target("avx2,fma"))) void ops_with_fma(const DW* x, const DW* y, DW* out, int n) {
+// `ops` is inlined into both callers, so each compiles it for its own target.
+__attribute__((always_inline)) inline void ops(const DW* x, const DW* y, DW* out, int n) {
   for (int i = 0; i < n; ++i) {
     out[9 * i + 0] = two_sum(x[i].hi, y[i].hi);
     out[9 * i + 1] = two_prod(x[i].hi, y[i].hi);
@@ -402,19 +403,8 @@ __attribute__((target("avx2,fma"))) void ops_with_fma(const DW* x, const DW* y, 
     out[9 * i + 8] = add(x[i], y[i].hi);
   }
 }
-void ops_baseline(const DW* x, const DW* y, DW* out, int n) {
-  for (int i = 0; i < n; ++i) {
-    out[9 * i + 0] = two_sum(x[i].hi, y[i].hi);
-    out[9 * i + 1] = two_prod(x[i].hi, y[i].hi);
-    out[9 * i + 2] = add(x[i], y[i]);
-    out[9 * i + 3] = mul(x[i], y[i].hi);
-    out[9 * i + 4] = mul(x[i], y[i]);
-    out[9 * i + 5] = div(x[i], y[i].hi);
-    out[9 * i + 6] = div(x[i], y[i]);
-    out[9 * i + 7] = exp(DW{-std::fabs(x[i].hi) * 0x1p-190, x[i].lo * 0x1p-190});
-    out[9 * i + 8] = add(x[i], y[i].hi);
-  }
-}
+__attribute__((target("avx2,fma"))) void ops_with_fma(const DW* x, const DW* y, DW* out, int n) { ops(x, y, out, n); }
+void ops_baseline(const DW* x, const DW* y, DW* out, int n) { ops(x, y, out, n); }
 
 TEST(DoubleDouble, FmaContractionChangesNothing) {
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA here";

@@ -82,16 +82,22 @@ TEST(OraclePaths, FastAgreesWithCarefulOnRandomProblems) {
   }
 }
 
-TEST(OraclePaths, LongRowsAndCausalBlocks) {
-  // Rows of thousands of keys, causal rules cutting tiles, value_dim not a multiple of the lanes.
+// Rows of thousands of keys, causal rules cutting tiles, value_dim not a
+// multiple of the lanes: one head, q_len 5 to max_q.
+GenOptions long_rows(DType t, int64_t max_q) {
   GenOptions g;
-  g.dtypes = {DType::f32};
+  g.dtypes = {t};
   g.families = kGaussian | kModelLogits | kNearEqual;
   g.max_batch = g.max_heads = 1;
-  g.min_q_len = 5, g.max_q_len = 70;
+  g.min_q_len = 5, g.max_q_len = max_q;
   g.min_kv_len = 1000, g.max_kv_len = 3000;
   g.min_head_dim = 60, g.max_head_dim = 70;
   g.max_value_dim = 70;
+  return g;
+}
+
+TEST(OraclePaths, LongRowsAndCausalBlocks) {
+  const GenOptions g = long_rows(DType::f32, 70);
   Agreement a;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     compare(sample_problem(g, seed), a);
@@ -134,14 +140,7 @@ TEST(OraclePaths, F64DoubleWordAgreesWithLongDouble) {
 }
 
 TEST(OraclePaths, F64LongRowsAndCausalBlocks) {
-  GenOptions g;
-  g.dtypes = {DType::f64};
-  g.families = kGaussian | kModelLogits | kNearEqual;
-  g.max_batch = g.max_heads = 1;
-  g.min_q_len = 5, g.max_q_len = 40;
-  g.min_kv_len = 1000, g.max_kv_len = 3000;
-  g.min_head_dim = 60, g.max_head_dim = 70;
-  g.max_value_dim = 70;
+  const GenOptions g = long_rows(DType::f64, 40);
   Agreement a;
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     compare(sample_problem(g, seed), a);
