@@ -9,7 +9,7 @@ include_guard(GLOBAL)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS attncheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/include/attncheck/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attncheck)
+install(FILES ${PROJECT_SOURCE_DIR}/include/attncheck/plugin.h ${PROJECT_SOURCE_DIR}/include/attncheck/plugin_v2.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attncheck)
 install(TARGETS attncheck_plugin EXPORT attncheckTargets)
 install(TARGETS attncheck_lib EXPORT attncheckTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attncheck/internal

@@ -12,12 +12,14 @@
 #include <string_view>
 #include <vector>
 
-#include "attncheck/plugin.h"
+#include "attncheck/plugin_v2.h"
 
 namespace attncheck {
 
 // The ABI's forward signature (attncheck_impl::forward).
 using ForwardFn = int (*)(const attncheck_call*, char*, size_t);
+// The ABI v2 forward signature (attncheck_impl_v2::forward).
+using ForwardV2Fn = int (*)(const attncheck_call_v2*, char*, size_t);
 
 enum class BuiltinKind { reference, zoo };
 
@@ -30,6 +32,11 @@ struct BuiltinInfo {
   // for each new instance (make_builtin), so that what a law sees does not
   // depend on the laws an earlier instance ran. nullptr: stateless.
   void (*reset)() = nullptr;
+  // A built-in that speaks ABI v2: its v2 entry and the features it declares.
+  // When set, it is called through v2 for every problem (v1-expressible ones
+  // included), exactly as the plugin host calls a v2 plugin.
+  ForwardV2Fn forward_v2 = nullptr;
+  uint32_t features = 0;
 };
 
 // References first (reference, naive, online), then the zoo.

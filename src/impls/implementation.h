@@ -18,6 +18,10 @@ class Implementation {
   // "builtin:<name>" or "plugin:<path>", as in the JSON report.
   virtual std::string source() const = 0;
   virtual Outcome run(const Problem& problem) = 0;
+  // The ABI v2 features it declares (ATTNCHECK_FEATURE_*): laws and
+  // generators send only problems whose Problem::features() lie within them.
+  // A v1 implementation takes masks and causal rules.
+  virtual FeatureBits features() const { return kV1Features; }
 };
 
 }  // namespace attncheck

@@ -33,6 +33,9 @@ struct Outcome {
   CallStatus status = CallStatus::ok;
   std::vector<double> out;  // [batch][heads][q_len][value_dim], decoded to double; when ok
   std::string message;      // the implementation's err text, the signal name, what was overwritten
+  // [batch][heads][q_len], natural log, decoded from float; when ok and the
+  // problem asked for it (Problem::lse_requested). Padding rows hold NaN.
+  std::vector<double> lse = {};
 };
 
 }  // namespace attncheck

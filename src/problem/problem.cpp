@@ -14,17 +14,113 @@ std::string_view causal_name(Causal c) {
   return "?";
 }
 
+std::string_view feature_name(FeatureBits one_bit) {
+  switch (one_bit) {
+    case ATTNCHECK_FEATURE_MASK: return "mask";
+    case ATTNCHECK_FEATURE_CAUSAL: return "causal";
+    case ATTNCHECK_FEATURE_GQA: return "gqa";
+    case ATTNCHECK_FEATURE_STRIDES: return "strides";
+    case ATTNCHECK_FEATURE_LENGTHS: return "lengths";
+    case ATTNCHECK_FEATURE_WINDOW: return "window";
+    case ATTNCHECK_FEATURE_SOFTCAP: return "softcap";
+    case ATTNCHECK_FEATURE_BIAS: return "bias";
+    case ATTNCHECK_FEATURE_ALIBI: return "alibi";
+    case ATTNCHECK_FEATURE_SINKS: return "sinks";
+    case ATTNCHECK_FEATURE_LSE: return "lse";
+  }
+  return "";
+}
+
+std::string feature_list(FeatureBits bits) {
+  std::string s;
+  for (FeatureBits b = 1; b <= kAllFeatures; b <<= 1)
+    if (bits & b) s += (s.empty() ? "" : ",") + std::string(feature_name(b));
+  return s.empty() ? "none" : s;
+}
+
+bool TensorLayout::valid() const {
+  std::array<bool, 3> seen{};
+  for (uint8_t a : order) {
+    if (a > 2 || seen[a]) return false;
+    seen[a] = true;
+  }
+  return gap[0] >= 0 && gap[1] >= 0 && gap[2] >= 0;
+}
+
+std::array<int64_t, 4> TensorLayout::strides(const std::array<int64_t, 4>& extents) const {
+  std::array<int64_t, 4> stride{0, 0, 0, 1};
+  int64_t inner = extents[3];  // elements of one step of the next inner level
+  for (int pos = 2; pos >= 0; --pos) {
+    const int axis = order[pos];
+    stride[axis] = inner + gap[axis];
+    inner = stride[axis] * extents[axis];
+  }
+  return stride;
+}
+
+int64_t TensorLayout::span(const std::array<int64_t, 4>& extents) const {
+  const std::array<int64_t, 4> s = strides(extents);
+  int64_t last = 0;
+  for (int a = 0; a < 4; ++a) last += (extents[a] - 1) * s[a];
+  return last + 1;
+}
+
+FeatureBits Problem::features() const {
+  FeatureBits f = 0;
+  if (has_mask()) f |= ATTNCHECK_FEATURE_MASK;
+  if (causal != Causal::none) f |= ATTNCHECK_FEATURE_CAUSAL;
+  if (shape.kv_head_count() != shape.heads) f |= ATTNCHECK_FEATURE_GQA;
+  if (!layouts.all_dense()) f |= ATTNCHECK_FEATURE_STRIDES;
+  if (!q_lens.empty() || !kv_lens.empty()) f |= ATTNCHECK_FEATURE_LENGTHS;
+  if (window_left >= 0 || window_right >= 0) f |= ATTNCHECK_FEATURE_WINDOW;
+  if (softcap != 0) f |= ATTNCHECK_FEATURE_SOFTCAP;
+  if (has_bias()) f |= ATTNCHECK_FEATURE_BIAS;
+  if (!alibi_slopes.empty()) f |= ATTNCHECK_FEATURE_ALIBI;
+  if (!sinks.empty()) f |= ATTNCHECK_FEATURE_SINKS;
+  if (lse_requested) f |= ATTNCHECK_FEATURE_LSE;
+  return f;
+}
+
+double Problem::logit_from_score(int64_t bh, int64_t i, int64_t j, double z) const {
+  if (softcap > 0) z = softcap * std::tanh(z / softcap);
+  if (has_bias()) z += bias[bias_at(bh, i, j)];
+  if (!alibi_slopes.empty()) {
+    const int64_t d = diagonal(bh / shape.heads, i);
+    z -= alibi_slopes[bh % shape.heads] * static_cast<double>(d > j ? d - j : j - d);
+  }
+  return z;
+}
+
 bool Problem::row_sees_any_key(int64_t bh, int64_t i) const {
-  const int64_t end = std::min(causal_key_end(i), shape.kv_len);
-  for (int64_t j = 0; j < end; ++j)
-    if (mask_allows(bh, i, j)) return true;
+  for (int64_t j = 0; j < shape.kv_len; ++j)
+    if (visible(bh, i, j)) return true;
   return false;
 }
+
+namespace {
+template <class T>
+void expand(std::vector<T>& t, Broadcast& how, const Shape& s) {
+  if (t.empty() || how.full()) { how = Broadcast{}; return; }
+  std::vector<T> full(static_cast<std::size_t>(s.mask_size()));
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = 0; i < s.q_len; ++i)
+        for (int64_t j = 0; j < s.kv_len; ++j)
+          full[((b * s.heads + h) * s.q_len + i) * s.kv_len + j] = t[how.at(s, b, h, i, j)];
+  t = std::move(full);
+  how = Broadcast{};
+}
+}  // namespace
+
+void Problem::expand_mask() { expand(mask, mask_broadcast, shape); }
+void Problem::expand_bias() { expand(bias, bias_broadcast, shape); }
 
 std::string Problem::inconsistency() const {
   const Shape& s = shape;
   if (s.batch < 1 || s.heads < 1 || s.q_len < 1 || s.kv_len < 1 || s.head_dim < 1 || s.value_dim < 1)
     return "every extent (batch, heads, q_len, kv_len, head_dim, value_dim) must be at least 1";
+  if (s.kv_heads < 0 || s.kv_head_count() > s.heads || s.heads % s.kv_head_count() != 0)
+    return "kv_heads must divide heads (query head h reads kv head h / (heads / kv_heads))";
   auto check = [](const char* what, std::size_t got, int64_t want) -> std::string {
     if (static_cast<int64_t>(got) == want) return "";
     std::ostringstream os;
@@ -34,7 +130,32 @@ std::string Problem::inconsistency() const {
   for (auto msg : {check("q", q.size(), s.q_size()), check("k", k.size(), s.k_size()),
                    check("v", v.size(), s.v_size())})
     if (!msg.empty()) return msg;
-  if (!mask.empty()) return check("mask", mask.size(), s.mask_size());
+  if (!mask.empty())
+    if (auto msg = check("mask", mask.size(), mask_broadcast.size(s)); !msg.empty()) return msg;
+  if (!bias.empty()) {
+    if (auto msg = check("bias", bias.size(), bias_broadcast.size(s)); !msg.empty()) return msg;
+    for (double x : bias)
+      if (x == std::numeric_limits<double>::infinity()) return "bias holds +inf (only -inf, which hides a key, is allowed)";
+  }
+  for (const auto* lens : {&q_lens, &kv_lens}) {
+    if (lens->empty()) continue;
+    const bool is_q = lens == &q_lens;
+    if (auto msg = check(is_q ? "q_lens" : "kv_lens", lens->size(), s.batch); !msg.empty()) return msg;
+    for (int32_t n : *lens)
+      if (n < 0 || n > (is_q ? s.q_len : s.kv_len))
+        return std::string(is_q ? "q_lens" : "kv_lens") + " holds a length outside 0.." +
+               std::to_string(is_q ? s.q_len : s.kv_len);
+  }
+  if (!(softcap == 0 || (std::isfinite(softcap) && softcap > 0))) return "softcap must be 0 (none) or finite and > 0";
+  for (const auto* per_head : {&alibi_slopes, &sinks}) {
+    if (per_head->empty()) continue;
+    const char* what = per_head == &sinks ? "sinks" : "alibi_slopes";
+    if (auto msg = check(what, per_head->size(), s.heads); !msg.empty()) return msg;
+    for (double x : *per_head)
+      if (!std::isfinite(x)) return std::string(what) + " must be finite";
+  }
+  for (const TensorLayout* l : {&layouts.q, &layouts.k, &layouts.v, &layouts.out})
+    if (!l->valid()) return "a view layout's order is not a permutation of batch, head, row, or a gap is negative";
   return "";
 }
 
@@ -45,6 +166,16 @@ std::string Problem::header() const {
      << " value_dim=" << shape.value_dim << " causal=" << causal_name(causal) << " scale=";
   if (std::isnan(scale)) os << "default"; else os << scale;
   os << " mask=" << (mask.empty() ? "none" : "given");
+  if (shape.kv_head_count() != shape.heads) os << " kv_heads=" << shape.kv_head_count();
+  if (!layouts.all_dense()) os << " strided";
+  if (!q_lens.empty()) os << " q_lens=given";
+  if (!kv_lens.empty()) os << " kv_lens=given";
+  if (window_left >= 0 || window_right >= 0) os << " window=" << window_left << "," << window_right;
+  if (softcap != 0) os << " softcap=" << softcap;
+  if (has_bias()) os << " bias=given";
+  if (!alibi_slopes.empty()) os << " alibi=given";
+  if (!sinks.empty()) os << " sinks=given";
+  if (lse_requested) os << " lse";
   return os.str();
 }
 
@@ -66,14 +197,24 @@ void print_tensor(std::ostream& os, const char* name, const std::vector<double>&
 std::string Problem::describe(std::size_t max_elements) const {
   std::ostringstream os;
   os << header() << "\n";
-  const int64_t bh = shape.batch * shape.heads;
+  const int64_t bh = shape.batch * shape.heads, kv_bh = shape.batch * shape.kv_head_count();
   print_tensor(os, "q", q, bh * shape.q_len, shape.head_dim, max_elements);
-  print_tensor(os, "k", k, bh * shape.kv_len, shape.head_dim, max_elements);
-  print_tensor(os, "v", v, bh * shape.kv_len, shape.value_dim, max_elements);
+  print_tensor(os, "k", k, kv_bh * shape.kv_len, shape.head_dim, max_elements);
+  print_tensor(os, "v", v, kv_bh * shape.kv_len, shape.value_dim, max_elements);
   if (!mask.empty()) {
     std::vector<double> m(mask.begin(), mask.end());
-    print_tensor(os, "mask", m, bh * shape.q_len, shape.kv_len, max_elements);
+    print_tensor(os, "mask", m, static_cast<int64_t>(m.size()) / shape.kv_len, shape.kv_len, max_elements);
   }
+  if (!bias.empty()) print_tensor(os, "bias", bias, static_cast<int64_t>(bias.size()) / shape.kv_len, shape.kv_len, max_elements);
+  auto print_ints = [&](const char* name, const std::vector<int32_t>& t) {
+    if (t.empty()) return;
+    std::vector<double> d(t.begin(), t.end());
+    print_tensor(os, name, d, 1, static_cast<int64_t>(d.size()), max_elements);
+  };
+  print_ints("q_lens", q_lens);
+  print_ints("kv_lens", kv_lens);
+  if (!alibi_slopes.empty()) print_tensor(os, "alibi_slopes", alibi_slopes, 1, shape.heads, max_elements);
+  if (!sinks.empty()) print_tensor(os, "sinks", sinks, 1, shape.heads, max_elements);
   return os.str();
 }
 
@@ -81,17 +222,20 @@ Problem make_problem(DType dtype, const Shape& shape, Causal causal, double scal
   Problem p;
   p.dtype = dtype;
   p.shape = shape;
+  p.shape.kv_heads = shape.kv_head_count();
   p.causal = causal;
   p.scale = scale;
   p.q.assign(shape.q_size(), 0.0);
-  p.k.assign(shape.k_size(), 0.0);
-  p.v.assign(shape.v_size(), 0.0);
+  p.k.assign(p.shape.k_size(), 0.0);
+  p.v.assign(p.shape.v_size(), 0.0);
   return p;
 }
 
 void round_tensors(Problem& p) {
-  for (auto* t : {&p.q, &p.k, &p.v})
+  for (auto* t : {&p.q, &p.k, &p.v, &p.bias})
     for (double& x : *t) x = round_to(p.dtype, x);
+  for (auto* t : {&p.alibi_slopes, &p.sinks})  // the ABI passes them as float
+    for (double& x : *t) x = round_to(DType::f32, x);
 }
 
 }  // namespace attncheck

@@ -3,6 +3,7 @@
 // (built-in or plugin) receive it through the ABI.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -11,6 +12,7 @@
 
 #include "problem/dtype.h"
 #include "problem/visibility.h"
+#include "attncheck/plugin_v2.h"
 
 namespace attncheck {
 
@@ -19,71 +21,209 @@ enum class Causal { none = ATTNCHECK_CAUSAL_NONE, top_left = ATTNCHECK_CAUSAL_TO
 
 std::string_view causal_name(Causal c);  // "none", "top_left", "bottom_right"
 
+// Extents of one call. kv_heads is last so that six-value initialisers
+// ({batch, heads, q_len, kv_len, head_dim, value_dim}) keep meaning what they
+// did; 0 there means "as many as heads" and make_problem() writes it out.
+// Query head h reads kv head h / (heads / kv_heads).
 struct Shape {
   int64_t batch = 1, heads = 1, q_len = 1, kv_len = 1, head_dim = 1, value_dim = 1;
+  int64_t kv_heads = 0;
 
+  int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
   int64_t q_size() const { return batch * heads * q_len * head_dim; }
-  int64_t k_size() const { return batch * heads * kv_len * head_dim; }
-  int64_t v_size() const { return batch * heads * kv_len * value_dim; }
+  int64_t k_size() const { return batch * kv_head_count() * kv_len * head_dim; }
+  int64_t v_size() const { return batch * kv_head_count() * kv_len * value_dim; }
   int64_t mask_size() const { return batch * heads * q_len * kv_len; }
   int64_t out_size() const { return batch * heads * q_len * value_dim; }
-  bool operator==(const Shape&) const = default;
+  int64_t rows() const { return batch * heads * q_len; }  // lse's size
+  bool operator==(const Shape& o) const {
+    return batch == o.batch && heads == o.heads && q_len == o.q_len && kv_len == o.kv_len &&
+           head_dim == o.head_dim && value_dim == o.value_dim && kv_head_count() == o.kv_head_count();
+  }
+};
+
+// Which of the axes [batch][heads][q_len] a mask or a bias varies along. An
+// axis it does not vary along is broadcast: stored once here, sent with
+// stride 0 through ABI v2 (and expanded for v1, which has no strides).
+struct Broadcast {
+  bool per_batch = true, per_head = true, per_row = true;
+  bool full() const { return per_batch && per_head && per_row; }
+  bool operator==(const Broadcast&) const = default;
+  // Elements of a [batch][heads][q_len][kv_len] tensor stored this way.
+  int64_t size(const Shape& s) const {
+    return (per_batch ? s.batch : 1) * (per_head ? s.heads : 1) * (per_row ? s.q_len : 1) * s.kv_len;
+  }
+  // Offset of element (b, h, i, j).
+  int64_t at(const Shape& s, int64_t b, int64_t h, int64_t i, int64_t j) const {
+    const int64_t bb = per_batch ? b : 0, hh = per_head ? h : 0, ii = per_row ? i : 0;
+    return ((bb * (per_head ? s.heads : 1) + hh) * (per_row ? s.q_len : 1) + ii) * s.kv_len + j;
+  }
+};
+
+// How one 4-d tensor [batch][head][row][col] lies in memory for an ABI v2
+// call. `order` lists the axes batch (0), head (1) and row (2) from outermost
+// to innermost; col is always innermost (stride 1). `gap[a]` is the number of
+// unused elements after each step of axis a (between rows, heads, batches):
+// gaps in outputs are guard bytes, gaps in inputs hold garbage.
+//   dense BHSD: order {0, 1, 2}, gaps 0;  FlashAttention's BSHD: order {0, 2, 1}.
+// A v1 call is always dense BHSD.
+struct TensorLayout {
+  std::array<uint8_t, 3> order{0, 1, 2};
+  std::array<int64_t, 3> gap{0, 0, 0};
+
+  bool dense_bhsd() const { return order == std::array<uint8_t, 3>{0, 1, 2} && gap == std::array<int64_t, 3>{0, 0, 0}; }
+  bool valid() const;  // order is a permutation of {0, 1, 2} and every gap >= 0
+  // Element strides for extents {batch, heads, rows, cols}; stride[3] == 1.
+  std::array<int64_t, 4> strides(const std::array<int64_t, 4>& extents) const;
+  // Elements from the first element to one past the last (what to allocate).
+  int64_t span(const std::array<int64_t, 4>& extents) const;
+  bool operator==(const TensorLayout&) const = default;
+};
+
+// The layouts of a call's views. The gradients' views join them with #15.
+struct ViewLayouts {
+  TensorLayout q, k, v, out;
+  bool all_dense() const { return q.dense_bhsd() && k.dense_bhsd() && v.dense_bhsd() && out.dense_bhsd(); }
+  bool operator==(const ViewLayouts&) const = default;
 };
 
 // The larger of each extent: what a set of judged cases covered.
 inline Shape largest_extents(const Shape& a, const Shape& b) {
   auto m = [](int64_t x, int64_t y) { return x > y ? x : y; };
   return {m(a.batch, b.batch),   m(a.heads, b.heads),       m(a.q_len, b.q_len),
-          m(a.kv_len, b.kv_len), m(a.head_dim, b.head_dim), m(a.value_dim, b.value_dim)};
+          m(a.kv_len, b.kv_len), m(a.head_dim, b.head_dim), m(a.value_dim, b.value_dim),
+          m(a.kv_head_count(), b.kv_head_count())};
 }
 
+// Feature bits of ABI v2 (ATTNCHECK_FEATURE_*), as the Problem uses them.
+using FeatureBits = uint32_t;
+// What a v1 call can express: masks and causal rules, nothing else.
+inline constexpr FeatureBits kV1Features = ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL;
+inline constexpr FeatureBits kAllFeatures = (1u << 11) - 1;
+// "mask", "gqa", ...: the lower-case name after ATTNCHECK_FEATURE_; "" when not one bit.
+std::string_view feature_name(FeatureBits one_bit);
+// "mask,causal,gqa" (or "none").
+std::string feature_list(FeatureBits bits);
+
+// One forward call, in the semantics of ABI v2 (../spec/plugin-abi-v2.md):
+// every field beyond v1 holds its neutral value unless the problem uses it.
 struct Problem {
   DType dtype = DType::f32;
   Shape shape;
   Causal causal = Causal::none;
   // NaN asks the implementation for its default, which must be 1/sqrt(head_dim).
   double scale = std::numeric_limits<double>::quiet_NaN();
-  // Row-major, values exactly representable in `dtype`:
-  //   q [batch][heads][q_len][head_dim], k [batch][heads][kv_len][head_dim],
-  //   v [batch][heads][kv_len][value_dim].
+  // Logically row-major, values exactly representable in `dtype` (how they
+  // are laid out for a call is `layouts`):
+  //   q [batch][heads][q_len][head_dim], k [batch][kv_heads][kv_len][head_dim],
+  //   v [batch][kv_heads][kv_len][value_dim].
   std::vector<double> q, k, v;
-  // [batch][heads][q_len][kv_len], nonzero = may attend; empty = no mask.
+  // [batch][heads][q_len][kv_len] as `mask_broadcast` stores it, nonzero = may
+  // attend; empty = no mask.
   std::vector<uint8_t> mask;
+  Broadcast mask_broadcast;
+
+  // --- ABI v2 (neutral values: not used) ---
+  // [batch] each, 0 <= q_lens[b] <= q_len, 0 <= kv_lens[b] <= kv_len; empty = the full extents.
+  // Rows i >= q_lens[b] and keys j >= kv_lens[b] are padding: their tensor
+  // values here are what the call sends there (any bits, NaN included) and
+  // must change nothing.
+  std::vector<int32_t> q_lens, kv_lens;
+  int64_t window_left = -1, window_right = -1;  // < 0: unbounded
+  double softcap = 0;                           // 0: none, else finite > 0
+  // [batch][heads][q_len][kv_len] as `bias_broadcast` stores it, values in
+  // `dtype` or -inf (hides the key); empty = no bias.
+  std::vector<double> bias;
+  Broadcast bias_broadcast;
+  std::vector<double> alibi_slopes;  // [heads], values in float; empty = none
+  std::vector<double> sinks;         // [heads], values in float; empty = none
+  bool lse_requested = false;        // the call passes an lse output
+  ViewLayouts layouts;               // dense BHSD unless STRIDES is used
 
   bool has_mask() const { return !mask.empty(); }
+  bool has_bias() const { return !bias.empty(); }
+  // The ABI v2 features this problem uses (a v1 implementation can take it
+  // only when this is within kV1Features).
+  FeatureBits features() const;
   // The scale the exact computation uses (the default resolved).
   double effective_scale() const {
     return std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(shape.head_dim)) : scale;
   }
 
-  // Flat offsets; `bh` is b * heads + h.
+  // Flat offsets; `bh` is b * heads + h (a query head), `kv_bh` is
+  // b * kv_heads + kv head (see kv_of).
   int64_t q_at(int64_t bh, int64_t i, int64_t d) const { return (bh * shape.q_len + i) * shape.head_dim + d; }
-  int64_t k_at(int64_t bh, int64_t j, int64_t d) const { return (bh * shape.kv_len + j) * shape.head_dim + d; }
-  int64_t v_at(int64_t bh, int64_t j, int64_t c) const { return (bh * shape.kv_len + j) * shape.value_dim + c; }
+  int64_t k_at(int64_t kv_bh, int64_t j, int64_t d) const { return (kv_bh * shape.kv_len + j) * shape.head_dim + d; }
+  int64_t v_at(int64_t kv_bh, int64_t j, int64_t c) const { return (kv_bh * shape.kv_len + j) * shape.value_dim + c; }
   int64_t out_at(int64_t bh, int64_t i, int64_t c) const { return (bh * shape.q_len + i) * shape.value_dim + c; }
-  int64_t mask_at(int64_t bh, int64_t i, int64_t j) const { return (bh * shape.q_len + i) * shape.kv_len + j; }
+  int64_t mask_at(int64_t bh, int64_t i, int64_t j) const {
+    return mask_broadcast.at(shape, bh / shape.heads, bh % shape.heads, i, j);
+  }
+  int64_t bias_at(int64_t bh, int64_t i, int64_t j) const {
+    return bias_broadcast.at(shape, bh / shape.heads, bh % shape.heads, i, j);
+  }
+  // The kv head (as b * kv_heads + kv head) that query head bh reads.
+  int64_t kv_of(int64_t bh) const {
+    const int64_t kvh = shape.kv_head_count();
+    return (bh / shape.heads) * kvh + (bh % shape.heads) / (shape.heads / kvh);
+  }
+  // Rows and keys that exist in batch b (the rest is padding).
+  int64_t q_len_of(int64_t b) const { return q_lens.empty() ? shape.q_len : q_lens[b]; }
+  int64_t kv_len_of(int64_t b) const { return kv_lens.empty() ? shape.kv_len : kv_lens[b]; }
+  // Row i's diagonal d_i in batch b: the key the causal rule, windows and
+  // ALiBi align to (i for top_left; i + Lk - Lq otherwise, bottom right).
+  int64_t diagonal(int64_t b, int64_t i) const {
+    return causal == Causal::top_left ? i : i + kv_len_of(b) - q_len_of(b);
+  }
 
-  // Number of leading keys the causal rule leaves to row i (problem/visibility.h);
-  // may be <= 0 or >= kv_len.
+  // Number of leading keys the causal rule leaves to row i without lengths
+  // (problem/visibility.h); may be <= 0 or >= kv_len.
   int64_t causal_key_end(int64_t i) const {
     return attncheck::causal_key_end(static_cast<int>(causal), shape.q_len, shape.kv_len, i);
   }
-  // The causal rule alone allows query i to see key j.
-  bool causal_allows(int64_t i, int64_t j) const { return j < causal_key_end(i); }
+  // The causal rule alone allows query i of batch b to see key j.
+  bool causal_allows(int64_t i, int64_t j, int64_t b = 0) const {
+    return causal == Causal::none || j <= diagonal(b, i);
+  }
+  // The window alone.
+  bool window_allows(int64_t b, int64_t i, int64_t j) const {
+    const int64_t d = diagonal(b, i);
+    return (window_left < 0 || j >= d - window_left) && (window_right < 0 || j <= d + window_right);
+  }
   // The mask alone (no mask: every key).
   bool mask_allows(int64_t bh, int64_t i, int64_t j) const { return mask.empty() || mask[mask_at(bh, i, j)] != 0; }
-  // Both the causal rule and the mask allow query i of head bh to see key j.
-  bool visible(int64_t bh, int64_t i, int64_t j) const { return causal_allows(i, j) && mask_allows(bh, i, j); }
+  // Query i of head bh sees key j: both exist, and the causal rule, the
+  // window, the mask and the bias (not -inf) all allow it.
+  bool visible(int64_t bh, int64_t i, int64_t j) const {
+    const int64_t b = bh / shape.heads;
+    if (i >= q_len_of(b) || j >= kv_len_of(b)) return false;
+    if (!causal_allows(i, j, b) || !window_allows(b, i, j) || !mask_allows(bh, i, j)) return false;
+    return bias.empty() || bias[bias_at(bh, i, j)] != -std::numeric_limits<double>::infinity();
+  }
+  // Row i of batch bh / heads exists (is not padding).
+  bool row_exists(int64_t bh, int64_t i) const { return i < q_len_of(bh / shape.heads); }
   // Query i of head bh sees at least one key.
   bool row_sees_any_key(int64_t bh, int64_t i) const;
+  // The logit a visible key gets from its dot product (already scaled):
+  // soft-cap, then bias, then ALiBi, in exact arithmetic (double here).
+  double logit_from_score(int64_t bh, int64_t i, int64_t j, double scaled_dot) const;
+  // The sink logit of head bh, or -inf without sinks.
+  double sink_of(int64_t bh) const {
+    return sinks.empty() ? -std::numeric_limits<double>::infinity() : sinks[bh % shape.heads];
+  }
 
-  // Sizes of q, k, v, mask agree with the shape and every extent is positive.
-  // Returns "" when consistent, else what is wrong.
+  // Makes the mask (if any) full per batch, head and row, so that one entry
+  // can be changed for one (b, h, i) alone. Same for the bias.
+  void expand_mask();
+  void expand_bias();
+
+  // Sizes of every tensor agree with the shape and every extent is positive;
+  // every v2 field is within the ABI's ranges. "" when consistent, else what is wrong.
   std::string inconsistency() const;
 
   // A short human-readable rendering: the header line, then the tensors when small.
   std::string describe(std::size_t max_elements = 64) const;
-  // One line: dtype, shape, causal rule, scale, mask.
+  // One line: dtype, shape, causal rule, scale, mask, and each v2 feature used.
   std::string header() const;
 };
 
