@@ -3,7 +3,6 @@
 // computed straight in long double (v2_spec_case.h). Until the checker's v2 host lands
 // this is what checks the plugin; each feature alone, then all together at random.
 // Seeded from ATTNCHECK_SEED (printed), default 20261130.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "v2_test_call.h"
+#include "v2_test_plugin.h"
 
 namespace {
 
@@ -19,91 +18,27 @@ using namespace v2test;
 
 constexpr attncheck_dtype kDtypes[] = {ATTNCHECK_F32, ATTNCHECK_F64, ATTNCHECK_F16, ATTNCHECK_BF16};
 
-uint32_t seed() {
-  static const uint32_t s = [] {
-    const char* env = std::getenv("ATTNCHECK_SEED");
-    const uint32_t v = env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 20261130u;
-    std::printf("example_v2_plugin_test: ATTNCHECK_SEED=%u\n", v);
-    return v;
-  }();
-  return s;
-}
-
-struct Plugin {
-  void* handle = nullptr;
-  const attncheck_impl_v2* v2 = nullptr;
-  const attncheck_impl* v1 = nullptr;
-  Plugin() {
-    // ATTNCHECK_EXAMPLE_V2_PLUGIN in the environment loads another build of it (a
-    // deliberately broken copy, to see these tests fail).
-    const char* path = std::getenv("ATTNCHECK_EXAMPLE_V2_PLUGIN");
-    handle = dlopen(path ? path : ATTNCHECK_EXAMPLE_V2_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) return;
-    if (auto f = reinterpret_cast<const attncheck_impl_v2* (*)()>(dlsym(handle, "attncheck_plugin_v2"))) v2 = f();
-    if (auto f = reinterpret_cast<const attncheck_impl* (*)()>(dlsym(handle, "attncheck_plugin_v1"))) v1 = f();
-  }
-  ~Plugin() {
-    if (handle) dlclose(handle);
-  }
-};
-
-const Plugin& plugin() {
-  static const Plugin p;
+// ATTNCHECK_EXAMPLE_V2_PLUGIN in the environment loads another build of it (a
+// deliberately broken copy, to see these tests fail).
+const LoadedPlugin& plugin() {
+  static const LoadedPlugin p(std::getenv("ATTNCHECK_EXAMPLE_V2_PLUGIN") ? std::getenv("ATTNCHECK_EXAMPLE_V2_PLUGIN")
+                                                                         : ATTNCHECK_EXAMPLE_V2_PLUGIN);
   return p;
 }
 
-// Values on a grid every dtype holds exactly: k/32 for |k| <= 64, in [-2, 2].
-double grid(std::mt19937& rng, int range = 64, double unit = 1.0 / 32) {
-  return std::uniform_int_distribution<int>(-range, range)(rng) * unit;
-}
-
-// A case of the given shape with q, k, v drawn from the grid; nothing else set.
-Case shaped(attncheck_dtype t, int64_t batch, int64_t heads, int64_t kv_heads, int64_t q_len, int64_t kv_len,
-            int64_t head_dim, int64_t value_dim, uint32_t salt = 0) {
-  std::mt19937 rng(seed() + salt);
-  Case c;
-  c.dtype = t;
-  c.batch = batch, c.heads = heads, c.kv_heads = kv_heads, c.q_len = q_len, c.kv_len = kv_len;
-  c.head_dim = head_dim, c.value_dim = value_dim;
-  c.q.resize(static_cast<size_t>(batch * heads * q_len * head_dim));
-  c.k.resize(static_cast<size_t>(batch * kv_heads * kv_len * head_dim));
-  c.v.resize(static_cast<size_t>(batch * kv_heads * kv_len * value_dim));
-  for (auto* t_ : {&c.q, &c.k, &c.v})
-    for (double& x : *t_) x = grid(rng);
-  return c;
-}
-
-// Runs the plugin on c; returns the mismatches (empty when all is well). The inputs
-// must come back unchanged too.
-std::string run(const Case& c, Encoded& e) {
-  encode_call(c, e);
-  if (!e.exact) return "test error: a value does not fit the dtype";
-  const auto q0 = e.q.bytes, k0 = e.k.bytes, v0 = e.v.bytes;
-  char err[256] = "";
-  const int rc = plugin().v2->forward(&e.call, err, sizeof err);
-  if (rc != ATTNCHECK_OK) return "forward returned " + std::to_string(rc) + ": " + err;
-  if (e.q.bytes != q0 || e.k.bytes != k0 || e.v.bytes != v0) return "an input was written";
-  return check_written(c, e, expected_of(c));
-}
+std::string run(const Case& c, Encoded& e) { return run_on(*plugin().v2, c, e); }
 
 std::string run(const Case& c) {
   Encoded e;
   return run(c, e);
 }
 
-std::string name_of(attncheck_dtype t) {
-  switch (t) {
-    case ATTNCHECK_F32: return "f32";
-    case ATTNCHECK_F64: return "f64";
-    case ATTNCHECK_F16: return "f16";
-    case ATTNCHECK_BF16: return "bf16";
-  }
-  return "?";
-}
-
 class ExampleV2 : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(plugin().handle) << dlerror(); ASSERT_TRUE(plugin().v2); }
+  void SetUp() override {
+    ASSERT_TRUE(plugin().handle) << plugin().error;
+    ASSERT_TRUE(plugin().v2);
+  }
 };
 
 // ---- the descriptor ---------------------------------------------------------------------
