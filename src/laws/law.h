@@ -43,6 +43,14 @@ struct Law {
   // (e.g. unit Gaussians for query_sensitivity). Default: leave as is.
   std::function<void(GenOptions&)> tailor;
   std::function<Verdict(Implementation&, const Problem&)> check;
+  // The ABI v2 features its check understands (ATTNCHECK_FEATURE_*): problems
+  // are drawn within these and the implementation's own. The laws written for
+  // v1 understand masks and causal rules; a v2 law widens this.
+  FeatureBits features = kV1Features;
+  // Features without which the law says nothing (gqa_equals_repeated_kv needs
+  // GQA): every drawn problem uses them, and a law whose implementation does
+  // not declare them is skipped, never passed.
+  FeatureBits required = 0;
   // Cheap laws run in the fuzzers on every input; expensive ones do not.
   bool cheap = true;
   // Run when no --law is named. A law that asks more of an implementation than

@@ -12,6 +12,7 @@ Law law_matches_oracle() {
   Law law;
   law.name = "matches_oracle";
   law.statement = "every output element is within the derived error bound of the high-precision oracle";
+  law.features = kAllFeatures;  // every declared feature and their combinations
   law.check = [](Implementation& impl, const Problem& p) {
     CheckedRun run;
     if (auto bad = run_with_oracle(impl, p, run)) return *bad;

@@ -7,6 +7,7 @@ Law make_process_law(std::string name, std::string statement, CallStatus fault) 
   law.name = std::move(name);
   law.statement = std::move(statement);
   law.judges_fault = fault;
+  law.features = kAllFeatures;  // a v2 view's gaps and padding rows are outside out too
   law.check = [fault](Implementation& impl, const Problem& p) {
     const Outcome o = impl.run(p);
     if (o.status == fault) return Verdict::fail(std::string(call_status_name(fault)) + ": " + o.message);

@@ -34,6 +34,15 @@ Law law_fully_masked_rows_zero();
 Law law_default_scale_is_inverse_sqrt_d();
 // The founding law.
 Law law_query_sensitivity();
+// ABI v2 features: each equals its plain form.
+Law law_gqa_equals_repeated_kv();
+Law law_layout_invariance();
+Law law_lengths_equal_slices();
+Law law_window_equals_mask();
+Law law_alibi_equals_bias();
+Law law_softcap_bounds_weights();
+Law law_sink_equals_extra_key();
+Law law_bias_row_shift_invariance();
 // The implementation as a program.
 Law law_no_crash();
 Law law_no_timeout();
@@ -65,6 +74,14 @@ const std::vector<Law>& all_laws() {
       law_fully_masked_rows_zero(),
       law_default_scale_is_inverse_sqrt_d(),
       law_query_sensitivity(),
+      law_gqa_equals_repeated_kv(),
+      law_layout_invariance(),
+      law_lengths_equal_slices(),
+      law_window_equals_mask(),
+      law_alibi_equals_bias(),
+      law_softcap_bounds_weights(),
+      law_sink_equals_extra_key(),
+      law_bias_row_shift_invariance(),
       law_no_crash(),
       law_no_timeout(),
       law_no_out_of_bounds_write(),

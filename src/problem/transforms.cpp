@@ -96,9 +96,9 @@ Problem with_identity_block(const Problem& p, int64_t first, int64_t value_dim) 
   Problem r = p;
   const Shape& s = p.shape;
   r.shape.value_dim = value_dim;
-  r.v.assign(s.batch * s.heads * s.kv_len * value_dim, 0.0);
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-    for (int64_t c = 0; c < value_dim && first + c < s.kv_len; ++c) r.v[r.v_at(bh, first + c, c)] = 1.0;
+  r.v.assign(r.shape.v_size(), 0.0);  // [batch][kv_heads][kv_len][value_dim]
+  for (int64_t kv = 0; kv < s.batch * s.kv_head_count(); ++kv)
+    for (int64_t c = 0; c < value_dim && first + c < s.kv_len; ++c) r.v[r.v_at(kv, first + c, c)] = 1.0;
   return r;
 }
 
@@ -107,8 +107,11 @@ Problem with_identity_values(const Problem& p) { return with_identity_block(p, 0
 long double exact_logit(const Problem& p, int64_t bh, int64_t i, int64_t j) {
   long double dot = 0;
   for (int64_t d = 0; d < p.shape.head_dim; ++d)
-    dot += static_cast<long double>(p.q[p.q_at(bh, i, d)]) * static_cast<long double>(p.k[p.k_at(bh, j, d)]);
-  return static_cast<long double>(p.effective_scale()) * dot;
+    dot += static_cast<long double>(p.q[p.q_at(bh, i, d)]) * static_cast<long double>(p.k[p.k_at(p.kv_of(bh), j, d)]);
+  // The v2 logit chain (soft-cap, bias, ALiBi) on top, in double.
+  const long double z = static_cast<long double>(p.effective_scale()) * dot;
+  if (p.softcap == 0 && !p.has_bias() && p.alibi_slopes.empty()) return z;
+  return p.logit_from_score(bh, i, j, static_cast<double>(z));
 }
 
 std::vector<long double> row_logits(const Problem& p, int64_t bh, int64_t i) {
