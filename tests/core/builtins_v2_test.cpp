@@ -1,5 +1,5 @@
 // The references through ABI v2: reference, naive and online on calls built
-// by hand (v2_test_call.h), each feature alone and all together, in every
+// by hand (hand_built_v2_call.h), each feature alone and all together, in every
 // dtype, against the spec's formulas computed in double and against each
 // other; padding rows, gaps and lse padding never written; padding and gaps
 // full of NaN never read into a result. Seed: ATTNCHECK_SEED (printed).
@@ -15,7 +15,7 @@
 #include "impls/builtins.h"
 #include "parallel/parallel_for.h"
 #include "problem/problem.h"
-#include "v2_test_call.h"
+#include "hand_built_v2_call.h"
 
 namespace attncheck {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "impls/builtins.h"
 #include "impls/typed_call.h"
-#include "v2_test_call.h"
+#include "hand_built_v2_call.h"
 
 namespace attncheck {
 namespace {

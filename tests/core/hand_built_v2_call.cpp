@@ -1,4 +1,4 @@
-#include "v2_test_call.h"
+#include "hand_built_v2_call.h"
 
 #include <algorithm>
 #include <sstream>
