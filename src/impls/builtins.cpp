@@ -1,6 +1,7 @@
 #include "impls/builtins.h"
 
 #include "impls/kernels.h"
+#include "problem/problem.h"
 
 namespace attncheck {
 
@@ -8,11 +9,11 @@ const std::vector<BuiltinInfo>& builtins() {
   using enum BuiltinKind;
   static const std::vector<BuiltinInfo> all = {
       {"reference", reference, "whole-matrix attention with Eigen: S = scale Q K^T, stable softmax, P V",
-       reference_forward},
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures},
       {"naive", reference, "the founding C# loops made correct: one query row at a time, scaled, max-subtracted",
-       naive_forward},
+       naive_forward, nullptr, naive_forward_v2, kAllFeatures},
       {"online", reference, "tiled streaming softmax (FlashAttention order): running max, sum and rescaled output",
-       online_forward},
+       online_forward, nullptr, online_forward_v2, kAllFeatures},
       {"seed_unscaled", zoo, "the founding layer: logits never divided by sqrt(head_dim)", seed_unscaled_forward},
       {"seed_softmax_bypass", zoo, "the founding \"fix\": softmax dropped, out = sum over visible keys of V * Q",
        seed_softmax_bypass_forward},

@@ -1,12 +1,13 @@
 // The ABI forward functions of the built-in implementations, one per file
 // (impls/<name>.cpp, impls/zoo/<name>.cpp). Each has the exact signature of
-// attncheck_impl::forward, so a built-in is called exactly like a plugin.
+// attncheck_impl::forward (or attncheck_impl_v2::forward), so a built-in is
+// called exactly like a plugin.
 // Listed, named and described in impls/builtins.h.
 #pragma once
 
 #include <cstddef>
 
-#include "attncheck/plugin.h"
+#include "attncheck/plugin_v2.h"
 
 namespace attncheck {
 
@@ -14,6 +15,11 @@ namespace attncheck {
 int reference_forward(const attncheck_call* call, char* err, size_t err_len);
 int naive_forward(const attncheck_call* call, char* err, size_t err_len);
 int online_forward(const attncheck_call* call, char* err, size_t err_len);
+// The same three through ABI v2, with every feature (the v1 entries above run
+// these on the equivalent v2 call).
+int reference_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int naive_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int online_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 
 // The zoo: each carries one known fault, for the laws to catch.
 int seed_unscaled_forward(const attncheck_call* call, char* err, size_t err_len);

@@ -4,8 +4,14 @@
 // exp(logit - m) * V rows; when m grows, l and the accumulator are rescaled by
 // exp(m_old - m_new). The full q_len x kv_len score matrix never exists, which
 // is why this order of operations is worth checking against `reference`: each
-// thread holds one kQueryTile x kKeyTile tile of scores, one transposed key
-// tile and its rows' state, whatever the shape.
+// thread holds one transposed key tile, one row of kKeyTile scores and its
+// rows' state, whatever the shape.
+//
+// As real kernels do, a block skips every key tile outside its rows' causal
+// and window ranges (and past Lk) without loading it, and the query heads of
+// a GQA group (up to kHeadTile of them) walk the keys together: each K tile
+// is loaded and transposed once for all of them, and V is read in place once
+// per tile for all of them.
 //
 // Speed: the (batch*head, query block) items are independent and split across
 // the cores with parallel_for (serial inside a parallel check's workers, which
@@ -22,12 +28,12 @@
 #include <vector>
 
 #include "impls/kernels.h"
-#include "impls/typed_call.h"
+#include "impls/typed_call_v2.h"
 #include "parallel/parallel_for.h"
 
 // GCC and clang on x86-64: one clone per ISA, chosen by an ifunc resolver at
 // load time. ISA-only targets ("avx512f", not "arch=..."): the clones keep the
-// default tuning, so the ordinary inline functions they call (TypedCall's
+// default tuning, so the ordinary inline functions they call (TypedCallV2's
 // accessors, std::min) still inline into them. Elsewhere, or with
 // -DATTNCHECK_NO_TARGET_CLONES, one version built with the build's flags.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ATTNCHECK_NO_TARGET_CLONES) && \
@@ -43,30 +49,34 @@
 namespace attncheck {
 namespace {
 
-constexpr int64_t kQueryTile = 16;  // query rows sharing one pass over K and V
+constexpr int64_t kQueryTile = 16;  // query rows of one head sharing one pass over K and V
 constexpr int64_t kKeyTile = 32;    // keys per step; a compile-time trip count for the vector loops
+constexpr int64_t kHeadTile = 8;    // query heads of one GQA group sharing that pass (a larger group is cut in chunks)
+constexpr int64_t kBlockRows = kHeadTile * kQueryTile;
 
-// Per query row: running max, running sum, and the unnormalised output.
+// Per query row: running max, running sum, and the unnormalised output. With
+// a sink s a row starts at max s and sum exp(s - s) = 1: the sink is one more
+// term of the denominator, rescaled with the rest, and has no value row.
 template <class T>
 struct RowState {
-  std::vector<T> max, sum;  // [kQueryTile]
-  std::vector<T> acc;       // [kQueryTile][value_dim]
-  explicit RowState(int64_t value_dim) : max(kQueryTile), sum(kQueryTile), acc(kQueryTile * value_dim) {}
-  void reset() {
-    std::fill(max.begin(), max.end(), -std::numeric_limits<T>::infinity());
-    std::fill(sum.begin(), sum.end(), T(0));
-    std::fill(acc.begin(), acc.end(), T(0));
-  }
+  std::vector<T> max, sum;  // [kBlockRows]: row hh * kQueryTile + r is row r of the block's head hh
+  std::vector<T> acc;       // [kBlockRows][value_dim]
+  explicit RowState(int64_t value_dim) : max(kBlockRows), sum(kBlockRows), acc(kBlockRows * value_dim) {}
 };
 
 // One thread's working memory, reused for every block it computes.
 template <class T>
 struct BlockScratch {
   std::vector<T> k_t;     // [head_dim][kKeyTile]: the key tile transposed
-  std::vector<T> scores;  // [kQueryTile][kKeyTile]: logits, then weights
+  std::vector<T> scores;  // [kKeyTile]: one row's logits, then weights
   RowState<T> state;
-  BlockScratch(int64_t head_dim, int64_t value_dim)
-      : k_t(head_dim * kKeyTile), scores(kQueryTile * kKeyTile), state(value_dim) {}
+  BlockScratch(int64_t head_dim, int64_t value_dim) : k_t(head_dim * kKeyTile), scores(kKeyTile), state(value_dim) {}
+};
+
+// The rows one block computes: rows [i0, i0 + rows) of query heads
+// [h0, h0 + heads) of batch b, all of which read kv head kv_head.
+struct Block {
+  int64_t b = 0, kv_head = 0, h0 = 0, heads = 0, i0 = 0, rows = 0;
 };
 
 // The helpers below are always inlined, so that each ISA clone of
@@ -102,19 +112,20 @@ ATTNCHECK_INLINE void tile_dot(const T* __restrict q, const T* __restrict k_t, i
   }
 }
 
-// acc[col] = acc[col] * alpha + sum_jj p[jj] * v[jj][col], v: [keys][value_dim].
-// Four keys per pass over acc, added in key order as a plain loop would.
+// acc[col] = acc[col] * alpha + sum_jj p[jj] * v[jj][col]: v holds `keys` rows
+// of [value_dim], row jj at v + jj * v_row (the view's row stride). Four keys
+// per pass over acc, added in key order as a plain loop would.
 template <class T>
 ATTNCHECK_INLINE void tile_accumulate(T* __restrict acc, T alpha, const T* __restrict p, const T* __restrict v,
-                                      int64_t keys, int64_t value_dim) {
+                                      int64_t v_row, int64_t keys, int64_t value_dim) {
   for (int64_t col = 0; col < value_dim; ++col) acc[col] *= alpha;
   int64_t jj = 0;
   for (; jj + 4 <= keys; jj += 4) {
     const T p0 = p[jj], p1 = p[jj + 1], p2 = p[jj + 2], p3 = p[jj + 3];
-    const T* __restrict v0 = v + jj * value_dim;
-    const T* __restrict v1 = v0 + value_dim;
-    const T* __restrict v2 = v1 + value_dim;
-    const T* __restrict v3 = v2 + value_dim;
+    const T* __restrict v0 = v + jj * v_row;
+    const T* __restrict v1 = v0 + v_row;
+    const T* __restrict v2 = v1 + v_row;
+    const T* __restrict v3 = v2 + v_row;
     for (int64_t col = 0; col < value_dim; ++col) {
       T sum = acc[col];
       sum += p0 * v0[col];
@@ -126,134 +137,205 @@ ATTNCHECK_INLINE void tile_accumulate(T* __restrict acc, T alpha, const T* __res
   }
   for (; jj < keys; ++jj) {
     const T pj = p[jj];
-    const T* __restrict vj = v + jj * value_dim;
+    const T* __restrict vj = v + jj * v_row;
     for (int64_t col = 0; col < value_dim; ++col) acc[col] += pj * vj[col];
   }
 }
 
-// Query rows [i0, i0 + kQueryTile) of head bh (fewer at the end): the whole
-// streaming pass over the keys, then the normalised rows written to out.
+// s[jj] holds q_i . k_(j0 + jj) for the kKeyTile keys of one tile; makes them
+// the logits of row i of head h: scaled, soft-capped, biased and ALiBi'd for
+// the keys in the row's range [begin, end) (tile-relative) that the mask and
+// bias leave visible, -inf for every other one. The mask and bias are read at
+// those keys only, never at padding keys.
 template <class T>
-ATTNCHECK_INLINE void query_block_body(const TypedCall<T>& c, int64_t bh, int64_t i0, BlockScratch<T>& scratch) {
+ATTNCHECK_INLINE void tile_logits(const TypedCallV2<T>& c, int64_t b, int64_t h, int64_t i, int64_t j0,
+                                  int64_t begin, int64_t end, T* __restrict s) {
   const T scale = c.abi_scale();
   const T minus_inf = -std::numeric_limits<T>::infinity();
+  // Split loops rather than one select on jj: g++ 12 vectorises these.
+  for (int64_t jj = 0; jj < begin; ++jj) s[jj] = minus_inf;
+  for (int64_t jj = begin; jj < end; ++jj) s[jj] *= scale;
+  for (int64_t jj = end; jj < kKeyTile; ++jj) s[jj] = minus_inf;
+  if (c.softcap > 0) {
+    const T cap = static_cast<T>(c.softcap);
+    for (int64_t jj = begin; jj < end; ++jj) s[jj] = cap * std::tanh(s[jj] / cap);
+  }
+  if (c.bias) {
+    // A -inf bias hides the key, even where q . k overflowed to +inf.
+    const T* bias = c.bias.row(b, h, i) + j0;
+    for (int64_t jj = begin; jj < end; ++jj) s[jj] = bias[jj] == minus_inf ? minus_inf : s[jj] + bias[jj];
+  }
+  if (c.alibi_slopes) {
+    const T slope = static_cast<T>(c.alibi_slopes[h]);
+    const int64_t diag = c.diagonal(b, i);
+    for (int64_t jj = begin; jj < end; ++jj) {
+      const int64_t j = j0 + jj;
+      s[jj] -= slope * static_cast<T>(diag > j ? diag - j : j - diag);
+    }
+  }
+  if (c.mask) {
+    const uint8_t* m = c.mask.row(b, h, i) + j0;
+    for (int64_t jj = begin; jj < end; ++jj) s[jj] = m[jj] ? s[jj] : minus_inf;
+  }
+}
+
+// One block: the whole streaming pass over the keys its rows may see, then
+// the normalised rows (and their lse) written to out.
+template <class T>
+ATTNCHECK_INLINE void query_block_body(const TypedCallV2<T>& c, const Block& blk, BlockScratch<T>& scratch) {
+  const T minus_inf = -std::numeric_limits<T>::infinity();
   const int64_t head_dim = c.head_dim, value_dim = c.value_dim;
-  const T* q = c.q_head(bh);             // [q_len][head_dim]
-  const T* k = c.k_head(bh);             // [kv_len][head_dim]
-  const T* v = c.v_head(bh);             // [kv_len][value_dim]
-  const uint8_t* mask = c.mask_head(bh); // [q_len][kv_len] or nullptr
-  T* out = c.out_head(bh);               // [q_len][value_dim]
   T* k_t = scratch.k_t.data();
+  T* s = scratch.scores.data();
   RowState<T>& state = scratch.state;
 
-  const int64_t rows = std::min(kQueryTile, c.q_len - i0);
-  state.reset();
-  // Causal ends grow with the row, so keys past the last row's end are
+  // Each row's keys by length, causal rule and window, and their union over
+  // the block (the same for every head of it). Tiles outside the union are
   // invisible to the whole block and are never loaded.
-  const int64_t block_key_end =
-      std::clamp<int64_t>(causal_key_end(c.causal, c.q_len, c.kv_len, i0 + rows - 1), 0, c.kv_len);
+  KeyRange ranges[kQueryTile];
+  KeyRange block{std::numeric_limits<int64_t>::max(), 0};
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    ranges[r] = c.key_range(blk.b, blk.i0 + r);
+    if (ranges[r].empty()) continue;
+    block.begin = std::min(block.begin, ranges[r].begin);
+    block.end = std::max(block.end, ranges[r].end);
+  }
+  for (int64_t hh = 0; hh < blk.heads; ++hh)
+    for (int64_t r = 0; r < blk.rows; ++r) {
+      state.max[hh * kQueryTile + r] = c.sink_of(blk.h0 + hh);  // -inf without sinks
+      state.sum[hh * kQueryTile + r] = c.sinks ? T(1) : T(0);
+    }
+  std::fill(state.acc.begin(), state.acc.begin() + blk.heads * kQueryTile * value_dim, T(0));
 
-  for (int64_t j0 = 0; j0 < block_key_end; j0 += kKeyTile) {
-    const int64_t keys = std::min(kKeyTile, c.kv_len - j0);
+  const int64_t first_tile = block.empty() ? block.end : block.begin - block.begin % kKeyTile;
+  for (int64_t j0 = first_tile; j0 < block.end; j0 += kKeyTile) {
+    // Keys past the block's end (the padding keys among them) are never loaded.
+    const int64_t keys = std::min(kKeyTile, block.end - j0);
     std::fill(k_t, k_t + head_dim * kKeyTile, T(0));
-    for (int64_t jj = 0; jj < keys; ++jj)
-      for (int64_t d = 0; d < head_dim; ++d) k_t[d * kKeyTile + jj] = k[(j0 + jj) * head_dim + d];
+    for (int64_t jj = 0; jj < keys; ++jj) {
+      const T* k = c.k.row(blk.b, blk.kv_head, j0 + jj);  // [head_dim]
+      for (int64_t d = 0; d < head_dim; ++d) k_t[d * kKeyTile + jj] = k[d];
+    }
+    const T* v = c.v.row(blk.b, blk.kv_head, j0);  // `keys` rows of [value_dim], c.v.stride[2] apart
 
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = i0 + r;
-      T* s = scratch.scores.data() + r * kKeyTile;
-      tile_dot(q + i * head_dim, k_t, head_dim, s);
+    // Every query head of the group against this one K and V tile.
+    for (int64_t hh = 0; hh < blk.heads; ++hh) {
+      const int64_t h = blk.h0 + hh;
+      for (int64_t r = 0; r < blk.rows; ++r) {
+        const int64_t i = blk.i0 + r, row = hh * kQueryTile + r;
+        const int64_t begin = std::clamp<int64_t>(ranges[r].begin - j0, 0, keys);
+        const int64_t end = std::clamp<int64_t>(ranges[r].end - j0, 0, keys);
+        if (begin >= end) continue;  // none of the row's keys is in this tile
+        tile_dot(c.q.row(blk.b, h, i), k_t, head_dim, s);
+        tile_logits(c, blk.b, h, i, j0, begin, end, s);
 
-      // Invisible keys (past the causal end, masked, or padding past `keys`) get -inf.
-      const int64_t visible_end = std::clamp<int64_t>(causal_key_end(c.causal, c.q_len, c.kv_len, i) - j0, 0, keys);
-      // Two split loops rather than one select on jj: g++ 12 vectorises these.
-      for (int64_t jj = 0; jj < visible_end; ++jj) s[jj] *= scale;
-      for (int64_t jj = visible_end; jj < kKeyTile; ++jj) s[jj] = minus_inf;
-      if (mask) {
-        const uint8_t* m = mask + i * c.kv_len + j0;
-        for (int64_t jj = 0; jj < visible_end; ++jj) s[jj] = m[jj] ? s[jj] : minus_inf;
+        // A NaN logit must poison the row, as it does in exact arithmetic:
+        // a max over compares drops it (NaN compares false), so the tile's max
+        // becomes its first NaN when it has one. Branch-free max and NaN test,
+        // and a second look only for the rare tile with a NaN.
+        T tile_max = minus_inf;
+        bool has_nan = false;
+        for (int64_t jj = 0; jj < kKeyTile; ++jj) {
+          tile_max = s[jj] > tile_max ? s[jj] : tile_max;
+          has_nan |= s[jj] != s[jj];
+        }
+        if (has_nan)
+          for (int64_t jj = 0; jj < kKeyTile; ++jj)
+            if (s[jj] != s[jj]) {
+              tile_max = s[jj];
+              break;
+            }
+        const T old_max = state.max[row];
+        const T new_max = (tile_max > old_max || tile_max != tile_max) ? tile_max : old_max;
+        // Nothing visible to this row yet and no sink: keep the state as it
+        // is, since exp(-inf - (-inf)) would be NaN.
+        if (new_max == minus_inf) continue;
+
+        const T alpha = std::exp(old_max - new_max);  // 0 on the row's first visible tile without a sink
+        T tile_sum = 0;
+        for (int64_t jj = 0; jj < kKeyTile; ++jj) {
+          s[jj] = std::exp(s[jj] - new_max);  // invisible: exp(-inf) = 0
+          tile_sum += s[jj];
+        }
+        state.sum[row] = state.sum[row] * alpha + tile_sum;
+        state.max[row] = new_max;
+        tile_accumulate(state.acc.data() + row * value_dim, alpha, s, v, c.v.stride[2], keys, value_dim);
       }
-
-      // A NaN logit must poison the row, as it does in exact arithmetic:
-      // a max over compares drops it (NaN compares false), so the tile's max
-      // becomes its first NaN when it has one. Branch-free max and NaN test,
-      // and a second look only for the rare tile with a NaN.
-      T tile_max = minus_inf;
-      bool has_nan = false;
-      for (int64_t jj = 0; jj < kKeyTile; ++jj) {
-        tile_max = s[jj] > tile_max ? s[jj] : tile_max;
-        has_nan |= s[jj] != s[jj];
-      }
-      if (has_nan)
-        for (int64_t jj = 0; jj < kKeyTile; ++jj)
-          if (s[jj] != s[jj]) {
-            tile_max = s[jj];
-            break;
-          }
-      const T old_max = state.max[r];
-      const T new_max = (tile_max > old_max || tile_max != tile_max) ? tile_max : old_max;
-      // Nothing visible to this row yet: keep the state as it is, since
-      // exp(-inf - (-inf)) would be NaN.
-      if (new_max == minus_inf) continue;
-
-      const T alpha = std::exp(state.max[r] - new_max);  // 0 on the row's first visible tile
-      T tile_sum = 0;
-      for (int64_t jj = 0; jj < kKeyTile; ++jj) {
-        s[jj] = std::exp(s[jj] - new_max);  // invisible: exp(-inf) = 0
-        tile_sum += s[jj];
-      }
-      state.sum[r] = state.sum[r] * alpha + tile_sum;
-      state.max[r] = new_max;
-      tile_accumulate(state.acc.data() + r * value_dim, alpha, s, v + j0 * value_dim, keys, value_dim);
     }
   }
 
-  // Normalise; a row that never saw a key has sum 0 and gets zeros.
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* acc = state.acc.data() + r * value_dim;
-    T* o = out + (i0 + r) * value_dim;
-    const T l = state.sum[r];
-    if (l > 0 || l != l)  // a NaN sum stays NaN: it came from a NaN the row can see
-      for (int64_t col = 0; col < value_dim; ++col) o[col] = acc[col] / l;
-    else
-      std::fill(o, o + value_dim, T(0));
+  // Normalise: out = acc / l and lse = m + log(l). A row that never saw a key
+  // has l = 0 without a sink (out 0, lse -inf) and l = 1, m = s, acc = 0 with
+  // one (out 0, lse s). Only the block's rows are written: padding rows never
+  // make a block.
+  for (int64_t hh = 0; hh < blk.heads; ++hh) {
+    const int64_t h = blk.h0 + hh;
+    float* lse = c.lse_row(blk.b, h);  // [q_len] or nullptr
+    for (int64_t r = 0; r < blk.rows; ++r) {
+      const int64_t i = blk.i0 + r, row = hh * kQueryTile + r;
+      const T* acc = state.acc.data() + row * value_dim;
+      T* o = c.out.row(blk.b, h, i);  // [value_dim]
+      const T l = state.sum[row];
+      if (l > 0 || l != l) {  // a NaN sum stays NaN: it came from a NaN the row can see
+        for (int64_t col = 0; col < value_dim; ++col) o[col] = acc[col] / l;
+        if (lse) lse[i] = static_cast<float>(state.max[row] + std::log(l));
+      } else {
+        std::fill(o, o + value_dim, T(0));
+        if (lse) lse[i] = -std::numeric_limits<float>::infinity();
+      }
+    }
   }
 }
 
 // The cloned entry points: one per dtype, since a template cannot be cloned.
-ATTNCHECK_VECTOR_CLONES void query_block(const TypedCall<float>& c, int64_t bh, int64_t i0,
-                                         BlockScratch<float>& scratch) {
-  query_block_body(c, bh, i0, scratch);
+ATTNCHECK_VECTOR_CLONES void query_block(const TypedCallV2<float>& c, const Block& blk, BlockScratch<float>& scratch) {
+  query_block_body(c, blk, scratch);
 }
-ATTNCHECK_VECTOR_CLONES void query_block(const TypedCall<double>& c, int64_t bh, int64_t i0,
+ATTNCHECK_VECTOR_CLONES void query_block(const TypedCallV2<double>& c, const Block& blk,
                                          BlockScratch<double>& scratch) {
-  query_block_body(c, bh, i0, scratch);
+  query_block_body(c, blk, scratch);
 }
 
 template <class T>
-void online_attention(const TypedCall<T>& c) {
-  // Items: (head bh, query block) pairs, [heads_total][blocks]. Under a causal
-  // rule late blocks see more keys than early ones, and parallel_for hands out
-  // contiguous ranges; so within a head, item n computes block n/2 for even n
-  // and block (blocks - 1 - n/2) for odd n, which pairs a cheap block with a
-  // dear one in every range.
+void online_attention(const TypedCallV2<T>& c) {
+  // Items: (batch, kv head, chunk of its query heads, query block), blocks
+  // counted over the full q_len (a block at or past its batch's Lq is all
+  // padding and does nothing). Under a causal rule late blocks see more keys
+  // than early ones, and parallel_for hands out contiguous ranges; so within
+  // a head chunk, item n computes block n/2 for even n and block
+  // (blocks - 1 - n/2) for odd n, which pairs a cheap block with a dear one
+  // in every range.
   const int64_t blocks = (c.q_len + kQueryTile - 1) / kQueryTile;
-  const double flop_per_block = 2.0 * static_cast<double>(kQueryTile * c.kv_len) *
-                                static_cast<double>(c.head_dim + c.value_dim);  // dense; causal does less
-  parallel_for(c.heads_total() * blocks, flop_per_block, [&](int64_t begin, int64_t end) {
+  const int64_t group = c.group(), chunk = std::min(group, kHeadTile);
+  const int64_t chunks = (group + chunk - 1) / chunk;  // per kv head
+  const double flop_per_item = 2.0 * static_cast<double>(chunk * kQueryTile * c.kv_len) *
+                               static_cast<double>(c.head_dim + c.value_dim);  // dense; causal and windows do less
+  parallel_for(c.batch * c.kv_heads * chunks * blocks, flop_per_item, [&](int64_t begin, int64_t end) {
     BlockScratch<T> scratch(c.head_dim, c.value_dim);
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t bh = item / blocks, n = item % blocks;
+      const int64_t n = item % blocks, head_chunk = item / blocks;
       const int64_t block = n % 2 == 0 ? n / 2 : blocks - 1 - n / 2;
-      query_block(c, bh, block * kQueryTile, scratch);
+      const int64_t kv_bh = head_chunk / chunks, part = head_chunk % chunks;
+      Block blk;
+      blk.b = kv_bh / c.kv_heads;
+      blk.kv_head = kv_bh % c.kv_heads;
+      blk.h0 = blk.kv_head * group + part * chunk;
+      blk.heads = std::min(chunk, group - part * chunk);
+      blk.i0 = block * kQueryTile;
+      blk.rows = std::min(kQueryTile, c.q_len_of(blk.b) - blk.i0);
+      if (blk.rows > 0) query_block(c, blk, scratch);
     }
   });
 }
 
 }  // namespace
 
+int online_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
+  return dispatch_v2(call, err, err_len, [](const auto& c) { online_attention(c); });
+}
+
 int online_forward(const attncheck_call* call, char* err, size_t err_len) {
-  return dispatch(call, err, err_len, [](const auto& c) { online_attention(c); });
+  return forward_v1_via_v2(call, err, err_len, online_forward_v2);
 }
 
 }  // namespace attncheck
