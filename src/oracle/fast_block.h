@@ -55,6 +55,24 @@ struct HeadKeys {
 };
 HeadKeys head_keys(const Problem& p, int64_t bh);  // fast_rows.cpp
 
+// The keys [begin, end) that lengths, the causal rule and the window leave to
+// row i of head bh, before the mask and the bias: Problem::visible's rule as a
+// range within [0, kv_lens[b]]; empty for a padding row.
+struct KeyRange {
+  int64_t begin = 0, end = 0;
+};
+inline KeyRange key_range(const Problem& p, int64_t bh, int64_t i) {
+  const int64_t b = bh / p.shape.heads;
+  const int64_t lk = std::min(p.shape.kv_len, p.kv_len_of(b));
+  if (!p.row_exists(bh, i)) return {};
+  const int64_t d = p.diagonal(b, i);
+  int64_t end = lk;
+  if (p.causal != Causal::none) end = std::min(end, d + 1);
+  if (p.window_right >= 0 && p.window_right < lk - d) end = std::min(end, d + p.window_right + 1);
+  const int64_t begin = p.window_left >= 0 && p.window_left < d ? std::min(d - p.window_left, lk) : 0;
+  return {begin, std::clamp<int64_t>(end, begin, lk)};
+}
+
 // The fast domain test trusts its sums (formed in another order than
 // row_in_finite_domain's) this far from a threshold; nearer, the exact test decides.
 inline constexpr double kDomainMargin = 1 + 1e-6;
@@ -112,10 +130,9 @@ template <class Exact> class FastBlock {
   void rows(int64_t i0, int64_t count, BlockScratch& b) {
     const Shape& sh = p_.shape;
     const int64_t D = sh.head_dim, n = h_.n;
-    // The keys any row of the block may see: the causal rule's prefix.
+    // The keys any row of the block may see: a prefix (causal rule, window, lengths).
     int64_t key_end = 0;
-    for (int64_t r = 0; r < count; ++r)
-      key_end = std::max(key_end, std::clamp<int64_t>(p_.causal_key_end(i0 + r), 0, n));
+    for (int64_t r = 0; r < count; ++r) key_end = std::max(key_end, std::min(key_range(p_, bh_, i0 + r).end, n));
     const int64_t tiles = (key_end + kTile - 1) / kTile;
     for (int64_t r = 0; r < kRows; ++r)
       for (int64_t d = 0; d < D; ++d) {
@@ -152,16 +169,20 @@ template <class Exact> class FastBlock {
       return plan;
     }
     const double ascale = std::abs(scale_);
-    const int64_t end = std::clamp<int64_t>(p_.causal_key_end(i), 0, h_.n);
+    const KeyRange keys = key_range(p_, bh_, i);
     const int64_t n8 = (key_end + 7) / 8 * 8;  // within the tiles the logits kernel formed
+    const double* bias = p_.has_bias() ? &p_.bias[p_.bias_at(bh_, i, 0)] : nullptr;  // [kv_len]
     double n_vis = 0;
     for (int64_t j = 0; j < n8; ++j) {
-      vis[j] = j < end && p_.mask_allows(bh_, i, j) ? 1.0 : 0.0;
+      const bool seen = j >= keys.begin && j < keys.end && p_.mask_allows(bh_, i, j) && (!bias || bias[j] != -kInf);
+      vis[j] = seen ? 1.0 : 0.0;
       n_vis += vis[j];
     }
     if (n_vis == 0) {
       plan.empty = true;
       o_.entropy[row] = std::numeric_limits<double>::quiet_NaN();
+      o_.lse_exact[row] = -kInf;  // no sinks on this path (needs_careful_path)
+      o_.lse_bound[row] = kInf;
       clear(r, b);
       return plan;
     }
@@ -187,6 +208,13 @@ template <class Exact> class FastBlock {
     const bool any_below = row_shifts_kernel(pw, sdt, sor, vis, std::log1p(sums.y_dt), std::log1p(sums.y_or),
                                              dt_.weight_floor, dt_.weight_step, total, sdt, sor, pw,
                                              &b.d16[r * n16], n8);
+    // The lse, m + log L, and its bound (bound_arithmetic.h lse_bound) with E
+    // at its upper bounds log1p(y); the oracle's lse is formed in double.
+    const double log_total = std::log(total);
+    const double d16_sum = any_below ? lane_sum(&b.d16[r * n16], n8) : 0.0;
+    o_.lse_exact[row] = m + log_total;
+    o_.lse_bound[row] = lse_bound(dt_, oracle_arithmetic<double>(), std::log1p(sums.y_dt), std::log1p(sums.y_or), n_vis,
+                                  m, log_total, m + log_total, d16_sum);
     plan.total = total;
     plan.m = m;
     plan.n_vis = n_vis;
@@ -283,10 +311,18 @@ template <class Exact> class FastBlock {
 
 // Every row of head bh: its blocks of rows on compute_threads() threads.
 // `block_flop` is about what one block of rows costs (for parallel_for).
+// Padding rows (q_lens) are marked, never read; a batch without keys
+// (kv_lens 0) goes to the careful path, whose rows all see nothing.
 template <class Exact> void fast_head_with(const Problem& p, int64_t bh, OracleResult& o, double block_flop) {
   const Shape& sh = p.shape;
+  const int64_t rows = std::min(sh.q_len, p.q_len_of(bh / sh.heads));
+  for (int64_t i = rows; i < sh.q_len; ++i) mark_padding_row(p, bh, i, o);
   const HeadKeys h = head_keys(p, bh);
-  const int64_t blocks = (sh.q_len + kRows - 1) / kRows;
+  if (h.n == 0) {
+    for (int64_t i = 0; i < rows; ++i) Exact::careful(p, bh, i, o);
+    return;
+  }
+  const int64_t blocks = (rows + kRows - 1) / kRows;
   // Blocks write disjoint rows of o.
   parallel_for(blocks, block_flop, [&](int64_t begin, int64_t end) {
     BlockScratch b;
@@ -294,7 +330,7 @@ template <class Exact> void fast_head_with(const Problem& p, int64_t bh, OracleR
     FastBlock<Exact> block(p, h, bh, o);
     for (int64_t k = begin; k < end; ++k) {
       const int64_t i0 = k * kRows;
-      block.rows(i0, std::min<int64_t>(kRows, sh.q_len - i0), b);
+      block.rows(i0, std::min<int64_t>(kRows, rows - i0), b);
     }
   });
 }

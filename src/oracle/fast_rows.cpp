@@ -17,7 +17,10 @@ namespace attncheck::oracle_detail {
 HeadKeys head_keys(const Problem& p, int64_t bh) {
   const Shape& sh = p.shape;
   HeadKeys h;
-  h.n = sh.kv_len;
+  // The kv head query head bh reads (GQA), and only the keys that exist in its
+  // batch: padding keys are never read.
+  const int64_t kv = p.kv_of(bh);
+  h.n = std::min(sh.kv_len, p.kv_len_of(bh / sh.heads));
   h.D = sh.head_dim;
   h.n16 = (h.n + kTile - 1) / kTile * kTile;
   h.kt.assign(h.D * h.n16, 0.0);
@@ -30,14 +33,14 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
     const int64_t j1 = std::min(h.n, j0 + 8);
     for (int64_t d = 0; d < h.D; ++d)
       for (int64_t j = j0; j < j1; ++j) {
-        const double kd = p.k[p.k_at(bh, j, d)];
+        const double kd = p.k[p.k_at(kv, j, d)];
         const int64_t at = ((j / kTile) * h.D + d) * kTile + j % kTile;
         h.kt[at] = kd;
         h.akt[at] = std::abs(kd);
       }
   }
   for (int64_t j = 0; j < h.n; ++j) {
-    const double* kr = &p.k[p.k_at(bh, j, 0)];
+    const double* kr = &p.k[p.k_at(kv, j, 0)];
     double sum = 0, sq = 0;
     for (int64_t d = 0; d < h.D; ++d) {
       sum += std::abs(kr[d]);
@@ -54,7 +57,7 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
   std::vector<double> col(sh.value_dim, 0.0);
   for (int64_t j = 0; j < h.n; ++j)
     for (int64_t c = 0; c < sh.value_dim; ++c) {
-      const double vj = p.v[p.v_at(bh, j, c)];
+      const double vj = p.v[p.v_at(kv, j, c)];
       h.v[j * h.dv_pad + c] = vj;
       h.inputs_finite = h.inputs_finite && std::isfinite(vj);
       col[c] += std::abs(vj);

@@ -31,4 +31,22 @@ void fast_head_f64(const Problem& p, int64_t bh, OracleResult& o);
 
 inline constexpr double kFastMaxLogitError = 0.5;
 
+// Problems whose logits the soft-cap, a bias or ALiBi transform, or with
+// sinks, go row by row through careful_row (the blocked paths know only
+// which keys a row sees: GQA, lengths, windows, masks, causal rules).
+inline bool needs_careful_path(const Problem& p) {
+  return p.softcap > 0 || p.has_bias() || !p.alibi_slopes.empty() || !p.sinks.empty();
+}
+
+// Every array of an OracleResult for this shape, zero-filled; the paths fill them row by row.
+OracleResult sized_result(const Shape& sh);
+
+// Row i of head bh is padding (i >= q_lens[b]): exact 0, bound +inf, not in
+// the domain, entropy NaN, lse exact 0 and bound +inf. Never reads q.
+void mark_padding_row(const Problem& p, int64_t bh, int64_t i, OracleResult& o);
+
+// The largest |sink| inside the representable domain: half of the compute
+// type's largest value, and of the 16-bit format's (a logit it may store).
+double sink_limit(const Problem& p);
+
 }  // namespace attncheck::oracle_detail

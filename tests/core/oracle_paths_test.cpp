@@ -23,12 +23,8 @@ namespace {
 
 // careful_row<H> on every row: double for f32/f16/bf16, long double for f64 (what oracle() used before issue #12).
 template <class H> OracleResult careful_everywhere(const Problem& p) {
-  OracleResult o;
   const Shape& sh = p.shape;
-  o.exact.assign(sh.out_size(), 0.0);
-  o.bound.assign(sh.out_size(), 0.0);
-  o.entropy.assign(sh.batch * sh.heads * sh.q_len, 0.0);
-  o.row_in_domain.assign(sh.batch * sh.heads * sh.q_len, 0);
+  OracleResult o = oracle_detail::sized_result(sh);
   for (int64_t bh = 0; bh < sh.batch * sh.heads; ++bh)
     for (int64_t i = 0; i < sh.q_len; ++i) oracle_detail::careful_row<H>(p, bh, i, o);
   return o;
