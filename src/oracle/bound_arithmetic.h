@@ -89,9 +89,11 @@ inline double oracle_accumulation_coefficient(const Arithmetic& orc, double n) {
 // lse is a float output, so an f64 implementation also rounds it to float
 // (u_f32 |lse|); 16-bit weights below the smallest normal lose sub16 = sum_j
 // d_j of L (normalised). The oracle's share with its own u, plus the exact
-// value's rounding to double.
+// value's rounding to double. An lse a float cannot hold (|lse| from half of
+// float's largest value on: f64 logits beyond float's range) is not judged: +inf.
 inline double lse_bound(const Arithmetic& dt, const Arithmetic& orc, double E_dt, double E_or, double terms, double m,
                         double log_total, double lse, double sub16) {
+  if (!(std::abs(lse) < max_finite(DType::f32) / 2)) return kInf;
   const double u32 = unit_roundoff(DType::f32);
   const double to_float = dt.u < u32 ? u32 * std::abs(lse) : 0.0;
   const double b_dt = E_dt + gamma(2 * terms + 1, dt.u) + kLogUlps * dt.u * std::abs(log_total) +

@@ -17,6 +17,7 @@
 #include "oracle/oracle_paths.h"
 #include "oracle/vector_exp.h"
 #include "problem/generators.h"
+#include "v2_fields.h"
 
 namespace attncheck {
 namespace {
@@ -42,6 +43,12 @@ void compare(const Problem& p, Agreement& a) {
   const OracleResult careful =
       compute_dtype(p.dtype) == DType::f64 ? careful_everywhere<long double>(p) : careful_everywhere<double>(p);
   ASSERT_EQ(fast.row_in_domain, careful.row_in_domain) << p.header();
+  for (std::size_t r = 0; r < fast.lse_exact.size(); ++r) {
+    ASSERT_EQ(std::isinf(fast.lse_bound[r]), std::isinf(careful.lse_bound[r])) << p.header() << " row " << r;
+    if (std::isinf(careful.lse_bound[r])) continue;
+    EXPECT_LT(std::abs(fast.lse_exact[r] - careful.lse_exact[r]), 0.05 * careful.lse_bound[r]) << p.header() << " row " << r;
+    EXPECT_GT(fast.lse_bound[r], 0.8 * careful.lse_bound[r]) << p.header() << " row " << r;
+  }
   for (std::size_t k = 0; k < fast.exact.size(); ++k) {
     ASSERT_EQ(std::isinf(fast.bound[k]), std::isinf(careful.bound[k])) << p.header() << " element " << k;
     if (std::isinf(careful.bound[k]) || !(careful.bound[k] > 0)) continue;
@@ -90,6 +97,35 @@ GenOptions long_rows(DType t, int64_t max_q) {
   g.min_head_dim = 60, g.max_head_dim = 70;
   g.max_value_dim = 70;
   return g;
+}
+
+// ABI v2 problems whose features change only which keys a row sees (GQA,
+// lengths with NaN padding, windows) stay on the blocked paths: the same
+// agreement with the careful path as v1 problems.
+TEST(OraclePaths, FastAgreesWithCarefulOnVisibilityFeatures) {
+  const FeatureBits visibility = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW;
+  for (DType t : {DType::f32, DType::f16, DType::f64}) {
+    Agreement a;
+    GenOptions g;
+    g.dtypes = {t};
+    g.max_heads = 6;
+    g.families = kAllFamilies;
+    for (uint64_t seed = 1; seed <= 200; ++seed) {
+      Problem p = sample_problem(g, seed);
+      testing::draw_v2_fields(p, seed, visibility, seed % 2 ? ATTNCHECK_FEATURE_LENGTHS : ATTNCHECK_FEATURE_WINDOW);
+      ASSERT_FALSE(oracle_detail::needs_careful_path(p));
+      compare(p, a);
+      if (HasFatalFailure()) return;
+    }
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    EXPECT_GT(a.judged, 5000);
+    EXPECT_LT(a.worst_exact, t == DType::f64 ? 0.05 : 1e-3);
+    EXPECT_GT(a.lowest_ratio, t == DType::f64 ? 0.85 : 1 - 1e-6);
+    EXPECT_LT(a.highest_ratio, t == DType::f64 ? 1.25 : 1.05);
+    std::printf("%s with gqa/lengths/window: %lld elements, bound fast / careful in [%.9f, %.6f], exact apart by %.3g bounds\n",
+                std::string(dtype_name(t)).c_str(), static_cast<long long>(a.judged), a.lowest_ratio, a.highest_ratio,
+                a.worst_exact);
+  }
 }
 
 TEST(OraclePaths, LongRowsAndCausalBlocks) {
