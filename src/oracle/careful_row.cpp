@@ -73,13 +73,7 @@ template <class H> void careful_row(const Problem& p, int64_t bh, int64_t i, Ora
       o.bound[p.out_at(bh, i, c)] = kInf;
     }
     o.entropy[row] = std::numeric_limits<double>::quiet_NaN();
-    // lse = s: the sink's logit itself, judged where it is representable; -inf without one (a convention).
-    const double s = p.sink_of(bh);
-    o.lse_exact[row] = s;
-    const bool sink_inside = sink && std::abs(s) < sink_limit(p);
-    o.lse_bound[row] = sink_inside ? lse_bound(dt, orc, logit_error(dt, 0, s, 0, 0, 0), logit_error(orc, 0, s, 0, 0, 0),
-                                               1, s, 0, s, 0)
-                                   : kInf;
+    empty_row_lse(p, bh, i, orc, o);
     return;
   }
   std::vector<double> s(terms), a(terms, 0.0), pr(terms), ftz(terms, 0.0), x_dt(terms, 0.0), x_or(terms, 0.0);

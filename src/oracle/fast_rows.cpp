@@ -9,6 +9,7 @@
 #include "oracle/bound_arithmetic.h"
 #include "oracle/fast_block.h"
 #include "oracle/fast_kernels.h"
+#include "oracle/logit_chain.h"
 #include "oracle/oracle_paths.h"
 #include "oracle/vector_exp.h"
 
@@ -82,15 +83,34 @@ class DoubleExact {
                   b.absd.data());
   }
 
-  void weights(int64_t r, BlockScratch& b, int64_t n8, double& m, double& total) {
+  void weights(int64_t r, BlockScratch& b, int64_t n8, RowLogits& lg, double& m, double& total) {
     double* dot = &b.dot[r * n16_];
     double* x = &b.x[r * n16_];
     double* w = &b.w[r * n16_];
     const double* vis = &b.vis[r * n16_];
     m = scale_logits_kernel(dot, &b.absd[r * n16_], vis, scale_, n8);  // dot: s_j, absd: a_j
+    if (lg.tr.any()) {  // the v2 chain in double, in place: dot becomes z_j
+      m = -kInf;
+      for (int64_t j = 0; j < n8; ++j) {
+        if (!(vis[j] > 0)) {
+          lg.x_dt[j] = lg.x_or[j] = 0;
+          continue;
+        }
+        const LogitChain<double> ch = logit_chain<double>(lg.tr, j, dot[j]);
+        dot[j] = ch.z;
+        lg.x_dt[j] = transform_error(lg.dt, lg.tr, ch);
+        lg.x_or[j] = transform_error(orc_, lg.tr, ch);
+        m = std::max(m, ch.z);
+      }
+    }
+    if (lg.sink) m = std::max(m, lg.s);
     offsets_kernel(dot, vis, m, x, n8);
     exp_array(x, w, n8);
     total = masked_sum_kernel(w, vis, n8);
+    if (lg.sink) {
+      lg.w_sink = std::exp(lg.s - m);
+      total += lg.w_sink;
+    }
   }
 
   void clear(int64_t) {}

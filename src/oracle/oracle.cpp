@@ -44,6 +44,16 @@ OracleResult oracle_detail::sized_result(const Shape& sh) {
   return o;
 }
 
+void oracle_detail::empty_row_lse(const Problem& p, int64_t bh, int64_t i, const Arithmetic& orc, OracleResult& o) {
+  const int64_t row = bh * p.shape.q_len + i;
+  const double s = p.sink_of(bh);
+  const Arithmetic dt = arithmetic_of(p.dtype);
+  o.lse_exact[row] = s;
+  const bool inside = !p.sinks.empty() && std::abs(s) < sink_limit(p);
+  o.lse_bound[row] =
+      inside ? lse_bound(dt, orc, logit_error(dt, 0, s, 0, 0, 0), logit_error(orc, 0, s, 0, 0, 0), 1, s, 0, s, 0) : kInf;
+}
+
 double oracle_detail::sink_limit(const Problem& p) {
   const DType compute = compute_dtype(p.dtype);
   return std::min(max_finite(compute), compute != p.dtype ? max_finite(p.dtype) : kInf) / 2;
@@ -151,17 +161,6 @@ OracleResult oracle(const Problem& p) {
   const Shape& sh = p.shape;
   const int64_t heads = sh.batch * sh.heads;
   const bool f64 = compute_dtype(p.dtype) == DType::f64;
-  // Logit transforms and sinks: the careful path, row by row on every core.
-  if (oracle_detail::needs_careful_path(p)) {
-    const double row_flop = (f64 ? 30.0 : 6.0) * static_cast<double>(sh.kv_len * (sh.head_dim + sh.value_dim));
-    parallel_for(sh.rows(), row_flop, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        if (f64) oracle_detail::careful_row<long double>(p, r / sh.q_len, r % sh.q_len, o);
-        else oracle_detail::careful_row<double>(p, r / sh.q_len, r % sh.q_len, o);
-      }
-    });
-    return o;
-  }
   const int64_t chunks = (sh.q_len + kRowChunk - 1) / kRowChunk;
   // f64 problems get the double-word path, the others the double path (oracle_paths.h).
   const auto head = f64 ? oracle_detail::fast_head_f64 : oracle_detail::fast_head;

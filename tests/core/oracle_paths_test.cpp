@@ -99,11 +99,11 @@ GenOptions long_rows(DType t, int64_t max_q) {
   return g;
 }
 
-// ABI v2 problems whose features change only which keys a row sees (GQA,
-// lengths with NaN padding, windows) stay on the blocked paths: the same
-// agreement with the careful path as v1 problems.
-TEST(OraclePaths, FastAgreesWithCarefulOnVisibilityFeatures) {
-  const FeatureBits visibility = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW;
+// ABI v2 problems on the blocked paths: the features that change which keys a
+// row sees (GQA, lengths with NaN padding, windows) and those that change the
+// logits (soft-cap, bias, ALiBi: the chain in double, or long double for f64)
+// or add a term (sinks): the same agreement with the careful path as v1 problems.
+void fast_agrees_on_v2(FeatureBits drawn, FeatureBits forced_odd, FeatureBits forced_even, const char* what) {
   for (DType t : {DType::f32, DType::f16, DType::f64}) {
     Agreement a;
     GenOptions g;
@@ -112,20 +112,32 @@ TEST(OraclePaths, FastAgreesWithCarefulOnVisibilityFeatures) {
     g.families = kAllFamilies;
     for (uint64_t seed = 1; seed <= 200; ++seed) {
       Problem p = sample_problem(g, seed);
-      testing::draw_v2_fields(p, seed, visibility, seed % 2 ? ATTNCHECK_FEATURE_LENGTHS : ATTNCHECK_FEATURE_WINDOW);
-      ASSERT_FALSE(oracle_detail::needs_careful_path(p));
+      testing::draw_v2_fields(p, seed, drawn, seed % 2 ? forced_odd : forced_even);
       compare(p, a);
-      if (HasFatalFailure()) return;
+      if (::testing::Test::HasFatalFailure()) return;
     }
     SCOPED_TRACE(std::string(dtype_name(t)));
     EXPECT_GT(a.judged, 5000);
     EXPECT_LT(a.worst_exact, t == DType::f64 ? 0.05 : 1e-3);
     EXPECT_GT(a.lowest_ratio, t == DType::f64 ? 0.85 : 1 - 1e-6);
     EXPECT_LT(a.highest_ratio, t == DType::f64 ? 1.25 : 1.05);
-    std::printf("%s with gqa/lengths/window: %lld elements, bound fast / careful in [%.9f, %.6f], exact apart by %.3g bounds\n",
-                std::string(dtype_name(t)).c_str(), static_cast<long long>(a.judged), a.lowest_ratio, a.highest_ratio,
-                a.worst_exact);
+    std::printf("%s with %s: %lld elements, bound fast / careful in [%.9f, %.6f], exact apart by %.3g bounds\n",
+                std::string(dtype_name(t)).c_str(), what, static_cast<long long>(a.judged), a.lowest_ratio,
+                a.highest_ratio, a.worst_exact);
   }
+}
+
+TEST(OraclePaths, FastAgreesWithCarefulOnVisibilityFeatures) {
+  fast_agrees_on_v2(ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW,
+                    ATTNCHECK_FEATURE_LENGTHS, ATTNCHECK_FEATURE_WINDOW, "gqa/lengths/window");
+}
+
+TEST(OraclePaths, FastAgreesWithCarefulOnLogitTransformsAndSinks) {
+  const FeatureBits all = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW |
+                          ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
+                          ATTNCHECK_FEATURE_SINKS;
+  fast_agrees_on_v2(all, ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_SINKS,
+                    ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI, "softcap/bias/alibi/sinks");
 }
 
 TEST(OraclePaths, LongRowsAndCausalBlocks) {
