@@ -178,11 +178,14 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
     ent -= pj * (xv - lt);
     const v8d ax = abs8(xv);
     // logit_error (bound_arithmetic.h): dot product and scale, max subtraction, exp, 16-bit storage, flush to zero.
-    // Times seen: a hidden key's error may be huge (|k| near the domain's edge,
-    // allowed for hidden keys), and expm1_up8 of it inf / inf = NaN even where p_j = 0.
-    const v8d ed = seen * (g_dt * av + u_dt * ax + xe_dt + u16 * (abs8(sv) + ax + 1) + ftz * (qsum + load8(ksum + j)) +
-                           load8(x_dt + j));
-    const v8d eo = seen * (g_or * av + u_or * ax + xe_or + load8(x_or + j));
+    // 0 for hidden keys: their error may be huge (|k| near the domain's edge,
+    // allowed for hidden keys; sum_d |k_jd| may even overflow, and 0 * inf is
+    // NaN), and expm1_up8 of it inf / inf = NaN even where p_j = 0.
+    const v8d zero = {};
+    const v8d ed = seen > zero ? g_dt * av + u_dt * ax + xe_dt + u16 * (abs8(sv) + ax + 1) +
+                                     ftz * (qsum + load8(ksum + j)) + load8(x_dt + j)
+                               : zero;
+    const v8d eo = seen > zero ? g_or * av + u_or * ax + xe_or + load8(x_or + j) : zero;
     store8(e_dt + j, ed);
     store8(e_or + j, eo);
     emax = max8(emax, ed);
