@@ -181,9 +181,10 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
     // 0 for hidden keys: their error may be huge (|k| near the domain's edge,
     // allowed for hidden keys; sum_d |k_jd| may even overflow, and 0 * inf is
     // NaN), and expm1_up8 of it inf / inf = NaN even where p_j = 0.
+    // The flush term 0 where nothing scales (scale 0): sum_d |k_jd| may be inf.
     const v8d zero = {};
-    const v8d ed = seen > zero ? g_dt * av + u_dt * ax + xe_dt + u16 * (abs8(sv) + ax + 1) +
-                                     ftz * (qsum + load8(ksum + j)) + load8(x_dt + j)
+    const v8d flush = ftz > zero ? ftz * (qsum + load8(ksum + j)) : zero;
+    const v8d ed = seen > zero ? g_dt * av + u_dt * ax + xe_dt + u16 * (abs8(sv) + ax + 1) + flush + load8(x_dt + j)
                                : zero;
     const v8d eo = seen > zero ? g_or * av + u_or * ax + xe_or + load8(x_or + j) : zero;
     store8(e_dt + j, ed);
