@@ -2,6 +2,11 @@
 // entropy, domain) on f32 and f64 problems of the standard shapes. The FLOP
 // counted is the forward's, 4 B H Lq Lk D, whatever extra the oracle spends on
 // its bound: the figure says how far it is from a forward call.
+// oracle/<dtype>/B1H8L1024D64/v2-logits: the same with every ABI v2 feature
+// that changes the logits (soft-cap 30, a full N(0, 1) bias, the standard
+// ALiBi slopes, sinks of 1.5), which go through the logit chain per key.
+#include <cmath>
+#include <random>
 #include <string>
 
 #include "bench_problems.h"
@@ -15,6 +20,21 @@ void oracle_bench(benchmark::State& state, DType dtype, const BenchShape& s) {
   for (auto _ : state) benchmark::DoNotOptimize(oracle(p));
   state.counters["GFLOP/s"] = gflops_counter(s.flop());
   if (s.l >= memory_shape().l) state.counters["max_rss_MiB"] = max_rss_mib();
+}
+
+void oracle_v2_logits_bench(benchmark::State& state, DType dtype, const BenchShape& s) {
+  Problem p = gaussian_problem(dtype, s);
+  p.softcap = 30;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  p.bias.resize(p.bias_broadcast.size(p.shape));
+  for (double& x : p.bias) x = round_to(dtype, normal(rng));
+  for (int64_t h = 0; h < s.h; ++h) {
+    p.alibi_slopes.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(s.h)));
+    p.sinks.push_back(1.5);
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(oracle(p));
+  state.counters["GFLOP/s"] = gflops_counter(s.flop());
 }
 
 // Above 1 GFLOP a call takes seconds (0.45 GFLOP/s when written): one iteration.
@@ -31,6 +51,13 @@ constexpr double kOneIterationFlop = 1e9;
       b->UseRealTime()->Unit(benchmark::kMillisecond);
       limit_iterations(b, s, kOneIterationFlop);
     }
+  }
+  for (DType dtype : {DType::f32, DType::f64}) {
+    const BenchShape s{1, 8, 1024, 64, false};
+    const std::string name = std::string("oracle/").append(dtype_name(dtype)).append("/").append(s.name()).append("/v2-logits");
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), oracle_v2_logits_bench, dtype, s);
+    b->UseRealTime()->Unit(benchmark::kMillisecond);
+    limit_iterations(b, s, kOneIterationFlop);
   }
   return true;
 }();

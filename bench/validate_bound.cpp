@@ -6,9 +6,14 @@
 //  (b) an output off by a relative 1e-6 is flagged in f64 (random and decode cases);
 //  (c) the typical (median) and worst ratio error/bound per built-in and dtype;
 //  (d) a faulty implementation that accumulates in the 16-bit format itself
-//      (`acc16`, below) is flagged on long f16/bf16 decode rows.
+//      (`acc16`, below) is flagged on long f16/bf16 decode rows;
+//  (v2) with --v2 N: N random ABI v2 cases (every feature: GQA, lengths with
+//      NaN padding, windows, soft-cap, bias, ALiBi, sinks, lse), every dtype:
+//      (a) to (c) for out and lse, over the built-ins that declare the case's
+//      features and three straightforward implementations in the dtype
+//      (tests/support/plain_v2_attention.h: two-pass, eager 16-bit, streaming).
 //
-// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--seed S]
+// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--seed S]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,7 +31,9 @@
 #include "impls/typed_call.h"
 #include "oracle/oracle.h"
 #include "problem/generators.h"
+#include "plain_v2_attention.h"
 #include "sixteen_bit_attention.h"
+#include "v2_fields.h"
 
 using namespace attncheck;
 
@@ -90,13 +97,56 @@ struct OffsetTally {
   }
 };
 
+// The lse of f64 and f32 problems off by a relative 1e-6 (lse is a float output
+// in every dtype), counted as OffsetTally does.
+struct LseOffsetTally {
+  long flagged = 0, detectable = 0;
+  void add(const Problem& p, const OracleResult& o) {
+    std::vector<double> off = o.lse_exact;
+    bool can = false;
+    for (size_t r = 0; r < off.size(); ++r)
+      if (std::isfinite(o.lse_bound[r]) && std::isfinite(off[r]) && off[r] != 0) {
+        can |= std::abs(off[r]) * 1e-6 > o.lse_bound[r];
+        off[r] *= 1 + 1e-6;
+      }
+    if (can) { ++detectable; flagged += !compare_lse_to_oracle(p, o, off).ok; }
+  }
+};
+
+// One random ABI v2 case. A stand-in until the generators' sample_problem draws
+// the v2 fields itself (then: GenOptions asking for every feature, and this
+// function goes): the v1 problem, then every v2 field drawn on top of it.
+constexpr FeatureBits kV2Drawn = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW |
+                                 ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
+                                 ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE;
+Problem v2_case(const GenOptions& g, uint64_t seed, int size) {
+  Problem p = sample_problem(g, seed, size);
+  testing::draw_v2_fields(p, seed, kV2Drawn);
+  return p;
+}
+
+// The straightforward v2 implementations of tests/support/plain_v2_attention.h, by name.
+std::vector<std::pair<std::string, testing::PlainResult>> plain_v2_runs(const Problem& p) {
+  std::vector<std::pair<std::string, testing::PlainResult>> r;
+  if (p.dtype == DType::f64) {
+    r.emplace_back("plain-two-pass", testing::plain_two_pass<double>(p, false));
+    r.emplace_back("plain-streaming", testing::plain_streaming<double>(p));
+  } else {
+    r.emplace_back("plain-two-pass", testing::plain_two_pass<float>(p, false));
+    r.emplace_back("plain-streaming", testing::plain_streaming<float>(p));
+    if (p.dtype != DType::f32) r.emplace_back("plain-eager16", testing::plain_two_pass<float>(p, true));
+  }
+  return r;
+}
+
 int usage(const char* argv0, int rc) {
   std::fprintf(rc ? stderr : stdout,
-               "usage: %s [--cases N] [--long-rows N] [--decode N] [--seed S]\n"
+               "usage: %s [--cases N] [--long-rows N] [--decode N] [--v2 N] [--seed S]\n"
                "  --cases N      random cases, every dtype and value family (default 100000)\n"
                "  --long-rows N  f32/f64 rows of kv_len 4096 (default 200)\n"
                "  --decode N     decode-shaped cases: q_len 1..8, kv_len 4096..16384, head_dim and value_dim\n"
                "                 up to 256, every dtype; and (N+3)/4 long f16/bf16 rows for the faulty acc16 (default 0)\n"
+               "  --v2 N         random ABI v2 cases, every feature and dtype (default 0)\n"
                "  --seed S       (default 20261130)\n"
                "Exit 0 when no correct built-in exceeds its bound, every detectable 1e-6 f64 fault is\n"
                "flagged and acc16 is flagged on every decode case where its fault shows.\n",
@@ -107,7 +157,7 @@ int usage(const char* argv0, int rc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long cases = 100000, long_rows = 200, decode = 0;
+  long cases = 100000, long_rows = 200, decode = 0, v2 = 0;
   uint64_t seed = 20261130;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(argv[0], 0);
@@ -115,6 +165,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--cases")) cases = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--long-rows")) long_rows = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--decode")) decode = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--v2")) v2 = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
     else return usage(argv[0], 2);
   }
@@ -204,6 +255,33 @@ int main(int argc, char** argv) {
       acc16_least[dt] = std::min(acc16_least.count(dt) ? acc16_least[dt] : INFINITY, cmp.worst_ratio);
     }
   }
+  // v2: every feature drawn on the same random cases' shapes and values; the
+  // built-ins that declare the case's features, and the plain implementations.
+  std::map<std::string, Tally> v2_tallies;
+  OffsetTally v2_offset;
+  LseOffsetTally v2_lse_offset;
+  long v2_unclaimed = 0;  // cases no built-in declares the features of
+  for (long c = 0; c < v2; ++c) {
+    const Problem p = v2_case(g, seed * 19 + c, static_cast<int>(c % 101));
+    const OracleResult o = oracle(p);
+    const std::string dt(dtype_name(p.dtype));
+    const auto judge = [&](const std::string& name, const std::vector<double>& out, const std::vector<double>& lse) {
+      record(v2_tallies, name + "/" + dt, worst_ratio(p, o, out));
+      if (!lse.empty()) record(v2_tallies, name + "/" + dt + "/lse", compare_lse_to_oracle(p, o, lse).worst_ratio);
+    };
+    bool claimed = false;
+    for (auto& impl : impls) {
+      if ((p.features() & ~impl->features()) != 0) continue;
+      claimed = true;
+      const Outcome out = impl->run(p);
+      if (out.status != CallStatus::ok) { std::fprintf(stderr, "%s: %s\n", impl->name().c_str(), out.message.c_str()); return 1; }
+      judge(impl->name(), out.out, p.lse_requested ? out.lse : std::vector<double>{});
+    }
+    v2_unclaimed += !claimed;
+    for (const auto& [name, r] : plain_v2_runs(p)) judge(name, r.out, r.lse);
+    if (p.dtype == DType::f64) v2_offset.add(p, o);
+    if (p.dtype == DType::f64 || p.dtype == DType::f32) v2_lse_offset.add(p, o);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("bound validation: %ld random cases (seed %llu), %ld rows of kv_len 4096, %ld decode cases"
               " (q_len 1..8, kv_len 4096..16384, head_dim/value_dim up to 256); %.0f s\n",
@@ -216,6 +294,17 @@ int main(int argc, char** argv) {
   if (decode > 0)
     std::printf("(b) on decode rows: flagged in %ld of %ld f64 cases (%ld more ill-conditioned)\n", decode_offset.flagged,
                 decode_offset.detectable, decode_offset.cancelling);
+  if (v2 > 0) {
+    std::printf("v2: %ld random ABI v2 cases (gqa, lengths with NaN padding, window, softcap, bias, alibi, sinks, lse"
+                " drawn each with probability 1/2; %ld of them declared by no built-in)\n",
+                v2, v2_unclaimed);
+    print(v2_tallies);
+    std::printf("(b) v2 f64 outputs off by a relative 1e-6: flagged in %ld of %ld cases (%ld more ill-conditioned)\n",
+                v2_offset.flagged, v2_offset.detectable, v2_offset.cancelling);
+    std::printf("(b) v2 f32/f64 lse off by a relative 1e-6: flagged in %ld of %ld cases\n", v2_lse_offset.flagged,
+                v2_lse_offset.detectable);
+  }
+  for (auto& [k, t] : v2_tallies) tallies[k + " (v2)"] = t;
   bool acc16_ok = true;
   for (const auto& [dt, n] : acc16_cases) {
     std::printf("(d) acc16 (accumulating in %s) flagged in %ld of %ld long %s rows (the least flagged at %.3gx the bound)\n",
@@ -225,7 +314,7 @@ int main(int argc, char** argv) {
   long total_violations = 0;
   for (auto& [k, t] : tallies) total_violations += t.violations;
   return total_violations == 0 && offset.flagged == offset.detectable && decode_offset.flagged == decode_offset.detectable &&
-                 acc16_ok
+                 v2_offset.flagged == v2_offset.detectable && v2_lse_offset.flagged == v2_lse_offset.detectable && acc16_ok
              ? 0
              : 1;
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "oracle/oracle.h"
 #include "problem/dtype.h"
 
 namespace attncheck::oracle_detail {
@@ -38,6 +39,8 @@ struct Arithmetic {
 
 // Every libm and vectorised exp we know is within 2 ulps.
 inline constexpr double kLibmExpUlps = 2;
+// log in the lse (glibc's logf and log, CUDA's logf): within 2 ulps.
+inline constexpr double kLogUlps = 2;
 
 inline Arithmetic arithmetic_of(DType t) {
   const DType compute = compute_dtype(t);
@@ -74,6 +77,30 @@ inline double accumulation_coefficient(const Arithmetic& dt, double n, double m)
 // The oracle divides by its sum: no lse.
 inline double oracle_accumulation_coefficient(const Arithmetic& orc, double n) {
   return 2 * gamma(2 * n + 1, orc.u) + orc.u;
+}
+
+
+// The bound on the lse, log(exp(sink) + sum_j exp(z_j)) = m + log L over `terms`
+// terms (docs/tolerance.md, "Version 2"). For each arithmetic: E = log sum_k
+// p_k exp(e_k) bounds how far the logits' errors move it (the weights' shifts
+// use the same E); the sum L of the terms, each rescaled at most once,
+// gamma(2 terms + 1); the log within kLogUlps ulps of
+// log L; m + log L, with a change of base to 2 and back, 2u (|m| + |lse|);
+// lse is a float output, so an f64 implementation also rounds it to float
+// (u_f32 |lse|); 16-bit weights below the smallest normal lose sub16 = sum_j
+// d_j of L (normalised). The oracle's share with its own u, plus the exact
+// value's rounding to double. An lse a float cannot hold (|lse| from half of
+// float's largest value on: f64 logits beyond float's range) is not judged: +inf.
+inline double lse_bound(const Arithmetic& dt, const Arithmetic& orc, double E_dt, double E_or, double terms, double m,
+                        double log_total, double lse, double sub16) {
+  if (!(std::abs(lse) < max_finite(DType::f32) / 2)) return kInf;
+  const double u32 = unit_roundoff(DType::f32);
+  const double to_float = dt.u < u32 ? u32 * std::abs(lse) : 0.0;
+  const double b_dt = E_dt + gamma(2 * terms + 1, dt.u) + kLogUlps * dt.u * std::abs(log_total) +
+                      2 * dt.u * (std::abs(m) + std::abs(lse)) + to_float + sub16;
+  const double b_or = E_or + gamma(2 * terms + 1, orc.u) + kLogUlps * orc.u * std::abs(log_total) +
+                      2 * orc.u * (std::abs(m) + std::abs(lse)) + std::numeric_limits<double>::epsilon() / 2 * std::abs(lse);
+  return kBoundSafetyFactor * b_dt + b_or;
 }
 
 }  // namespace attncheck::oracle_detail

@@ -37,6 +37,7 @@
 
 #include "oracle/bound_arithmetic.h"
 #include "oracle/fast_kernels.h"
+#include "oracle/logit_chain.h"
 #include "oracle/oracle_paths.h"
 #include "parallel/parallel_for.h"
 
@@ -55,6 +56,24 @@ struct HeadKeys {
 };
 HeadKeys head_keys(const Problem& p, int64_t bh);  // fast_rows.cpp
 
+// The keys [begin, end) that lengths, the causal rule and the window leave to
+// row i of head bh, before the mask and the bias: Problem::visible's rule as a
+// range within [0, kv_lens[b]]; empty for a padding row.
+struct KeyRange {
+  int64_t begin = 0, end = 0;
+};
+inline KeyRange key_range(const Problem& p, int64_t bh, int64_t i) {
+  const int64_t b = bh / p.shape.heads;
+  const int64_t lk = std::min(p.shape.kv_len, p.kv_len_of(b));
+  if (!p.row_exists(bh, i)) return {};
+  const int64_t d = p.diagonal(b, i);
+  int64_t end = lk;
+  if (p.causal != Causal::none) end = std::min(end, d + 1);
+  if (p.window_right >= 0 && p.window_right < lk - d) end = std::min(end, d + p.window_right + 1);
+  const int64_t begin = p.window_left >= 0 && p.window_left < d ? std::min(d - p.window_left, lk) : 0;
+  return {begin, std::clamp<int64_t>(end, begin, lk)};
+}
+
 // The fast domain test trusts its sums (formed in another order than
 // row_in_finite_domain's) this far from a threshold; nearer, the exact test decides.
 inline constexpr double kDomainMargin = 1 + 1e-6;
@@ -63,11 +82,25 @@ inline constexpr double kDomainMargin = 1 + 1e-6;
 struct BlockScratch {
   std::vector<double> qb, aqb;                      // [kRows][D]
   std::vector<double> dot, absd, x, w, pw, sdt, sor, vis, d16;
+  std::vector<double> xdt, xor_;                    // the v2 transforms' logit errors (0 without them)
   void resize(int64_t D, int64_t n16) {
     qb.assign(kRows * D, 0.0);
     aqb.assign(kRows * D, 0.0);
-    for (auto* a : {&dot, &absd, &x, &w, &pw, &sdt, &sor, &vis, &d16}) a->assign(kRows * n16, 0.0);
+    for (auto* a : {&dot, &absd, &x, &w, &pw, &sdt, &sor, &vis, &d16, &xdt, &xor_}) a->assign(kRows * n16, 0.0);
   }
+};
+
+// The v2 logit transforms and the sink of one row, for Exact::weights
+// (FastBlock::weights fills it). The sink is one more term of the
+// denominator with value 0 and an exact logit (careful_row).
+struct RowLogits {
+  RowTransform tr;           // tr.any(): the chain (logit_chain.h) applies to the visible keys' scores
+  bool sink = false;
+  double s = 0;              // the sink's logit
+  Arithmetic dt{};           // the implementation's arithmetic, for its transform errors
+  double* x_dt = nullptr;    // [n16] out, with tr.any(): transform_error of each key in dt (0 if hidden)
+  double* x_or = nullptr;    // [n16] out: the same in the oracle's arithmetic
+  double w_sink = 0;         // out: exp(s - m) rounded to double; 0 without a sink
 };
 
 struct RowPlan {
@@ -76,6 +109,8 @@ struct RowPlan {
   double total = 1, m = 0, acc_dt = 0, acc_or = 0, n_vis = 0;
   double floor_or = 0;   // the oracle's absolute error per unit of (1 + max_j |v_jc| + |o_c|)
   bool any_below = false;
+  double terms = 0;      // n_vis, plus one for the sink
+  double sink_sdt = 0, sink_sor = 0, sink_d16 = 0;  // the sink's shifts and 16-bit allowance (value 0)
 };
 
 // FastBlock<Exact> evaluates blocks of rows; Exact is the path's exact
@@ -84,10 +119,12 @@ struct RowPlan {
 //   void logits(BlockScratch&, int64_t tiles): the block's logits q.k_j in its
 //       precision for the keys of tiles [0, tiles), rounded to double into dot,
 //       and sum_d |q_d| |k_jd| into absd (as logits_kernel forms them);
-//   void weights(int64_t r, BlockScratch&, int64_t n8, double& m, double& total):
-//       row r's s_j, a_j into dot and absd, x_j = s_j - m and w_j = exp(x_j)
-//       into x and w (w of hidden keys 0), rounded to double, and m and
-//       sum_j w_j rounded to double;
+//   void weights(int64_t r, BlockScratch&, int64_t n8, RowLogits&, double& m, double& total):
+//       row r's s_j, a_j into dot and absd (s_j the logit after the v2
+//       transforms, whose errors go to RowLogits' x_dt, x_or), x_j = s_j - m
+//       and w_j = exp(x_j) into x and w (w of hidden keys 0), rounded to
+//       double, and m and sum_j w_j (with the sink's exp(s - m), into
+//       RowLogits' w_sink) rounded to double;
 //   void clear(int64_t r): row r contributes nothing to the block's sums;
 //   void values(int64_t c0, const BlockScratch&, int64_t key_end, const RowPlan*, double* out):
 //       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel),
@@ -102,6 +139,10 @@ template <class Exact> class FastBlock {
       : p_(p), h_(h), bh_(bh), o_(o), exact_(p, h, bh), dt_(arithmetic_of(p.dtype)) {
     const Shape& sh = p.shape;
     scale_ = p.effective_scale();
+    transforms_ = p.softcap > 0 || p.has_bias() || !p.alibi_slopes.empty();
+    sinks_ = !p.sinks.empty();
+    chain_limit_ = std::min(max_finite(compute_dtype(p.dtype)), compute_dtype(p.dtype) != p.dtype ? max_finite(p.dtype) : kInf) / 2;
+    chain_slack_ = 1 + 8 * unit_roundoff(compute_dtype(p.dtype));
     g_dt_ = gamma(static_cast<double>(sh.head_dim) + 3, dt_.u);
     const DType compute = compute_dtype(p.dtype);
     half_compute_ = max_finite(compute) / 2;
@@ -112,10 +153,9 @@ template <class Exact> class FastBlock {
   void rows(int64_t i0, int64_t count, BlockScratch& b) {
     const Shape& sh = p_.shape;
     const int64_t D = sh.head_dim, n = h_.n;
-    // The keys any row of the block may see: the causal rule's prefix.
+    // The keys any row of the block may see: a prefix (causal rule, window, lengths).
     int64_t key_end = 0;
-    for (int64_t r = 0; r < count; ++r)
-      key_end = std::max(key_end, std::clamp<int64_t>(p_.causal_key_end(i0 + r), 0, n));
+    for (int64_t r = 0; r < count; ++r) key_end = std::max(key_end, std::min(key_range(p_, bh_, i0 + r).end, n));
     const int64_t tiles = (key_end + kTile - 1) / kTile;
     for (int64_t r = 0; r < kRows; ++r)
       for (int64_t d = 0; d < D; ++d) {
@@ -146,28 +186,39 @@ template <class Exact> class FastBlock {
     double* w = &b.w[r * n16];
     double* vis = &b.vis[r * n16];
     RowPlan plan;
-    if (!in_domain(r, key_end, b)) {
+    const RowTransform tr = transforms_ ? row_transform(p_, bh_, i) : RowTransform{};
+    if (!in_domain(r, key_end, tr, b)) {
       plan.careful = true;  // outside, or too near the edge to decide here: the exact test and the careful path
       clear(r, b);
       return plan;
     }
     const double ascale = std::abs(scale_);
-    const int64_t end = std::clamp<int64_t>(p_.causal_key_end(i), 0, h_.n);
+    const KeyRange keys = key_range(p_, bh_, i);
     const int64_t n8 = (key_end + 7) / 8 * 8;  // within the tiles the logits kernel formed
+    const double* bias = p_.has_bias() ? &p_.bias[p_.bias_at(bh_, i, 0)] : nullptr;  // [kv_len]
     double n_vis = 0;
     for (int64_t j = 0; j < n8; ++j) {
-      vis[j] = j < end && p_.mask_allows(bh_, i, j) ? 1.0 : 0.0;
+      const bool seen = j >= keys.begin && j < keys.end && p_.mask_allows(bh_, i, j) && (!bias || bias[j] != -kInf);
+      vis[j] = seen ? 1.0 : 0.0;
       n_vis += vis[j];
     }
     if (n_vis == 0) {
       plan.empty = true;
       o_.entropy[row] = std::numeric_limits<double>::quiet_NaN();
+      empty_row_lse(p_, bh_, i, oracle_arithmetic<double>(), o_);
       clear(r, b);
       return plan;
     }
     o_.row_in_domain[row] = 1;
     double m = 0, total = 1;
-    exact_.weights(r, b, n8, m, total);  // dot: s_j, absd: a_j, x: s_j - m, w: exp(x_j)
+    RowLogits lg;
+    lg.tr = tr;
+    lg.sink = sinks_;
+    lg.s = p_.sink_of(bh_);
+    lg.dt = dt_;
+    lg.x_dt = &b.xdt[r * n16];
+    lg.x_or = &b.xor_[r * n16];
+    exact_.weights(r, b, n8, lg, m, total);  // dot: s_j, absd: a_j, x: s_j - m, w: exp(x_j)
     LogitErrorTerms e_dt_terms{g_dt_, dt_.u, dt_.exp_ulps * dt_.u, dt_.u16, ascale * dt_.tiny, 0.0};
     for (int64_t d = 0; d < D; ++d) e_dt_terms.qsum += b.aqb[r * D + d];
     const LogitErrorTerms e_or_terms = exact_.oracle_terms(ascale);
@@ -175,8 +226,19 @@ template <class Exact> class FastBlock {
     double* pw = &b.pw[r * n16];
     double* sdt = &b.sdt[r * n16];
     double* sor = &b.sor[r * n16];
-    const RowErrorSums sums = row_errors_kernel(e_dt_terms, e_or_terms, dot, absd, x, w, vis, h_.k_abs_sum.data(),
-                                                total, pw, sdt, sor, n8);
+    RowErrorSums sums = row_errors_kernel(e_dt_terms, e_or_terms, dot, absd, x, w, vis, h_.k_abs_sum.data(),
+                                          lg.x_dt, lg.x_or, total, pw, sdt, sor, n8);
+    // The sink: a term with a = 0, no flush, and no transform (logit_error's other terms).
+    double ps = 0, es_dt = 0, es_or = 0;
+    if (lg.sink) {
+      ps = lg.w_sink / total;
+      const double xs = std::abs(lg.s - m);
+      es_dt = dt_.u * xs + dt_.exp_ulps * dt_.u + dt_.u16 * (std::abs(lg.s) + xs + 1);
+      es_or = e_or_terms.u * xs + e_or_terms.exp_err;
+      sums.e_max = std::max(sums.e_max, es_dt);
+      sums.y_dt += ps * expm1_up(es_dt);
+      sums.y_or += ps * expm1_up(es_or);
+    }
     if (!(sums.e_max <= kFastMaxLogitError)) {
       plan.careful = true;
       clear(r, b);
@@ -184,15 +246,36 @@ template <class Exact> class FastBlock {
     }
     o_.entropy[row] = sums.entropy;
     // In place: p_j becomes p_j + shift_dt_j, the errors become the shifts.
-    const bool any_below = row_shifts_kernel(pw, sdt, sor, vis, std::log1p(sums.y_dt), std::log1p(sums.y_or),
-                                             dt_.weight_floor, dt_.weight_step, total, sdt, sor, pw,
-                                             &b.d16[r * n16], n8);
+    const double E_dt = std::log1p(sums.y_dt), E_or = std::log1p(sums.y_or);
+    bool any_below = row_shifts_kernel(pw, sdt, sor, vis, E_dt, E_or, dt_.weight_floor, dt_.weight_step, total, sdt,
+                                       sor, pw, &b.d16[r * n16], n8);
+    if (lg.sink) {  // row_shifts_kernel's formulas for the sink's term
+      const double pf = std::max(ps, kWeightFloor), gd = es_dt + E_dt, go = es_or + E_or;
+      plan.sink_sdt = std::max(std::min(1 - ps, pf * expm1_up(gd)), pf * one_minus_exp_neg_up(gd));
+      plan.sink_sor = std::max(std::min(1 - ps, pf * expm1_up(go)), pf * one_minus_exp_neg_up(go));
+      if (dt_.weight_floor > 0) {
+        const double lo = ps - plan.sink_sdt, hi = ps + plan.sink_sdt;
+        double d = lo < dt_.weight_floor ? dt_.weight_step : 0.0;
+        if (lo * total < dt_.weight_floor) d = std::max(d, std::min(hi, dt_.weight_floor / total));
+        plan.sink_d16 = d;
+        any_below |= d > 0;
+      }
+    }
+    const double terms = n_vis + (lg.sink ? 1 : 0);
+    // The lse, m + log L, and its bound (bound_arithmetic.h lse_bound) with E
+    // at its upper bounds log1p(y); the oracle's lse is formed in double.
+    const double log_total = std::log(total);
+    const double d16_sum = any_below ? lane_sum(&b.d16[r * n16], n8) + plan.sink_d16 : 0.0;
+    o_.lse_exact[row] = m + log_total;
+    o_.lse_bound[row] =
+        lse_bound(dt_, oracle_arithmetic<double>(), E_dt, E_or, terms, m, log_total, m + log_total, d16_sum);
     plan.total = total;
     plan.m = m;
     plan.n_vis = n_vis;
-    plan.acc_dt = accumulation_coefficient(dt_, n_vis, m);
-    plan.acc_or = exact_.accumulation(n_vis);
-    plan.floor_or = exact_.floor(n_vis);
+    plan.terms = terms;
+    plan.acc_dt = accumulation_coefficient(dt_, terms, m);
+    plan.acc_or = exact_.accumulation(terms);
+    plan.floor_or = exact_.floor(terms);
     plan.any_below = any_below;
     return plan;
   }
@@ -207,7 +290,7 @@ template <class Exact> class FastBlock {
 
   // The representable domain (row_in_finite_domain) decided from the block's
   // sums when it is clear, by the exact test otherwise.
-  bool in_domain(int64_t r, int64_t key_end, const BlockScratch& b) const {
+  bool in_domain(int64_t r, int64_t key_end, const RowTransform& tr, const BlockScratch& b) const {
     const Shape& sh = p_.shape;
     const int64_t D = sh.head_dim;
     const double ascale = std::abs(scale_);
@@ -233,8 +316,30 @@ template <class Exact> class FastBlock {
     const double tail = std::sqrt(qsq) * h_.norm_tail[key_end];
     raw_max = std::max(raw_max, tail);
     stored_max = std::max(stored_max, tail * (1 + logit_rounding_));
+    clear_inside = clear_inside && raw_max * big < half_compute_ && stored_max * big < half_store_;
+    if (clear_inside && sinks_) clear_inside = std::abs(p_.sink_of(bh_)) * kDomainMargin < chain_limit_;
+    if (clear_inside && tr.any()) clear_inside = chain_inside(tr, ascale * raw_max);
     // Otherwise careful_row decides, with row_in_finite_domain.
-    return clear_inside && raw_max * big < half_compute_ && stored_max * big < half_store_;
+    return clear_inside;
+  }
+
+  // The v2 logit chain (logit_chain.h) of every key of the row stays clearly
+  // below what a logit may reach, from bounds on each step: |s| <= S (the
+  // largest |scale| sum_d |q_d k_jd|), the cap, the largest finite |bias| of
+  // the row's keys, the largest ALiBi term. A NaN or +inf bias: the exact test decides.
+  bool chain_inside(const RowTransform& tr, double S) const {
+    double B = 0;
+    if (tr.bias)
+      for (int64_t j = 0; j < h_.n; ++j) {
+        const double x = tr.bias[j];
+        if (std::isnan(x) || x == kInf) return false;
+        if (x != -kInf) B = std::max(B, std::abs(x));
+      }
+    const double far = static_cast<double>(std::max(std::abs(tr.diagonal), std::abs(tr.diagonal - (h_.n - 1))));
+    const double A = tr.alibi ? std::abs(tr.slope) * far : 0.0;
+    const double cap = tr.softcap > 0 ? std::min(S, tr.softcap) : S;
+    const double reach = std::max(S, cap + B + A);
+    return (reach + logit_rounding_ * S) * chain_slack_ * kDomainMargin < chain_limit_;
   }
 
   void columns(int64_t i0, int64_t count, int64_t c0, int64_t key_end, const RowPlan* plan, bool any_below,
@@ -261,11 +366,12 @@ template <class Exact> class FastBlock {
         }
         const int k = static_cast<int>(r * kCols + l);
         const double outd = out[k];
-        const double underflow =
-            (pl.n_vis + 2) * dt_.tiny * (1 + vmax[k] + std::abs(outd)) + dt_.out_floor + (any_below ? s16[k] : 0.0);
-        const double b_dt = kBoundSafetyFactor * (pl.acc_dt * sabs[k] + ddt[k] + underflow);
-        const double b_or = pl.acc_or * sabs[k] + dor[k] + store * std::abs(outd) +
-                            pl.floor_or * (1 + vmax[k] + std::abs(outd));
+        // The sink's term: value 0, so |v - o| = |o| (and max(|v|, |v - o|) = |o|).
+        const double ao = std::abs(outd);
+        const double underflow = (pl.terms + 2) * dt_.tiny * (1 + vmax[k] + ao) + dt_.out_floor +
+                                 (any_below ? s16[k] + pl.sink_d16 * ao : 0.0);
+        const double b_dt = kBoundSafetyFactor * (pl.acc_dt * sabs[k] + ddt[k] + pl.sink_sdt * ao + underflow);
+        const double b_or = pl.acc_or * sabs[k] + dor[k] + pl.sink_sor * ao + store * ao + pl.floor_or * (1 + vmax[k] + ao);
         o_.exact[at] = outd;
         o_.bound[at] = b_dt + b_or;
       }
@@ -279,14 +385,24 @@ template <class Exact> class FastBlock {
   Exact exact_;
   Arithmetic dt_;
   double scale_ = 1, g_dt_ = 0, half_compute_ = 0, half_store_ = 0, logit_rounding_ = 0;
+  bool transforms_ = false, sinks_ = false;  // softcap, bias or ALiBi; sinks
+  double chain_limit_ = 0, chain_slack_ = 1;  // what the v2 logit chain must stay below (row_in_finite_domain)
 };
 
 // Every row of head bh: its blocks of rows on compute_threads() threads.
 // `block_flop` is about what one block of rows costs (for parallel_for).
+// Padding rows (q_lens) are marked, never read; a batch without keys
+// (kv_lens 0) goes to the careful path, whose rows all see nothing.
 template <class Exact> void fast_head_with(const Problem& p, int64_t bh, OracleResult& o, double block_flop) {
   const Shape& sh = p.shape;
+  const int64_t rows = std::min(sh.q_len, p.q_len_of(bh / sh.heads));
+  for (int64_t i = rows; i < sh.q_len; ++i) mark_padding_row(p, bh, i, o);
   const HeadKeys h = head_keys(p, bh);
-  const int64_t blocks = (sh.q_len + kRows - 1) / kRows;
+  if (h.n == 0) {
+    for (int64_t i = 0; i < rows; ++i) Exact::careful(p, bh, i, o);
+    return;
+  }
+  const int64_t blocks = (rows + kRows - 1) / kRows;
   // Blocks write disjoint rows of o.
   parallel_for(blocks, block_flop, [&](int64_t begin, int64_t end) {
     BlockScratch b;
@@ -294,7 +410,7 @@ template <class Exact> void fast_head_with(const Problem& p, int64_t bh, OracleR
     FastBlock<Exact> block(p, h, bh, o);
     for (int64_t k = begin; k < end; ++k) {
       const int64_t i0 = k * kRows;
-      block.rows(i0, std::min<int64_t>(kRows, sh.q_len - i0), b);
+      block.rows(i0, std::min<int64_t>(kRows, rows - i0), b);
     }
   });
 }

@@ -162,13 +162,14 @@ double masked_sum_kernel(double* w, const double* vis, int64_t n) {
 
 ATTNCHECK_SIMD_CLONES
 RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms& orc, const double* s, const double* a,
-                               const double* x, const double* w, const double* vis, const double* ksum, double total,
-                               double* p, double* e_dt, double* e_or, int64_t n) {
+                               const double* x, const double* w, const double* vis, const double* ksum,
+                               const double* x_dt, const double* x_or, double total, double* p, double* e_dt,
+                               double* e_or, int64_t n) {
   const double log_total = __builtin_log(total);
   const v8d tot = splat8(total), lt = splat8(log_total);
-  const v8d g_dt = splat8(dt.gamma_d3), u_dt = splat8(dt.u), x_dt = splat8(dt.exp_err), u16 = splat8(dt.u16);
+  const v8d g_dt = splat8(dt.gamma_d3), u_dt = splat8(dt.u), xe_dt = splat8(dt.exp_err), u16 = splat8(dt.u16);
   const v8d ftz = splat8(dt.ftz_scale), qsum = splat8(dt.qsum);
-  const v8d g_or = splat8(orc.gamma_d3), u_or = splat8(orc.u), x_or = splat8(orc.exp_err);
+  const v8d g_or = splat8(orc.gamma_d3), u_or = splat8(orc.u), xe_or = splat8(orc.exp_err);
   v8d ent = {}, emax = {}, ydt = {}, yor = {};
   for (int64_t j = 0; j < n; j += 8) {
     const v8d sv = load8(s + j), av = load8(a + j), xv = load8(x + j), seen = load8(vis + j);
@@ -177,10 +178,15 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
     ent -= pj * (xv - lt);
     const v8d ax = abs8(xv);
     // logit_error (bound_arithmetic.h): dot product and scale, max subtraction, exp, 16-bit storage, flush to zero.
-    // Times seen: a hidden key's error may be huge (|k| near the domain's edge,
-    // allowed for hidden keys), and expm1_up8 of it inf / inf = NaN even where p_j = 0.
-    const v8d ed = seen * (g_dt * av + u_dt * ax + x_dt + u16 * (abs8(sv) + ax + 1) + ftz * (qsum + load8(ksum + j)));
-    const v8d eo = seen * (g_or * av + u_or * ax + x_or);
+    // 0 for hidden keys: their error may be huge (|k| near the domain's edge,
+    // allowed for hidden keys; sum_d |k_jd| may even overflow, and 0 * inf is
+    // NaN), and expm1_up8 of it inf / inf = NaN even where p_j = 0.
+    // The flush term 0 where nothing scales (scale 0): sum_d |k_jd| may be inf.
+    const v8d zero = {};
+    const v8d flush = ftz > zero ? ftz * (qsum + load8(ksum + j)) : zero;
+    const v8d ed = seen > zero ? g_dt * av + u_dt * ax + xe_dt + u16 * (abs8(sv) + ax + 1) + flush + load8(x_dt + j)
+                               : zero;
+    const v8d eo = seen > zero ? g_or * av + u_or * ax + xe_or + load8(x_or + j) : zero;
     store8(e_dt + j, ed);
     store8(e_or + j, eo);
     emax = max8(emax, ed);

@@ -62,9 +62,11 @@ struct RowErrorSums {
   double y_dt = 0, y_or = 0;  // sum_j p_j expm1_up(e_j): E <= log1p(y)
 };
 // p_j = w_j / total, e_dt_j and e_or_j per key (0 for keys the row does not see), and the row's sums.
+// x_dt, x_or: what the v2 logit transforms add to each key's error (logit_chain.h; zeros without them).
 RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms& orc, const double* s, const double* a,
-                               const double* x, const double* w, const double* vis, const double* ksum, double total,
-                               double* p, double* e_dt, double* e_or, int64_t n);
+                               const double* x, const double* w, const double* vis, const double* ksum,
+                               const double* x_dt, const double* x_or, double total, double* p, double* e_dt,
+                               double* e_or, int64_t n);
 
 // The weights' shifts (fast_rows.cpp): sdt_j, sor_j from p_j, e_j and E;
 // pw_j = p_j + sdt_j; and with weight_floor > 0 the 16-bit allowance d16_j

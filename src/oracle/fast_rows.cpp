@@ -9,6 +9,7 @@
 #include "oracle/bound_arithmetic.h"
 #include "oracle/fast_block.h"
 #include "oracle/fast_kernels.h"
+#include "oracle/logit_chain.h"
 #include "oracle/oracle_paths.h"
 #include "oracle/vector_exp.h"
 
@@ -17,7 +18,10 @@ namespace attncheck::oracle_detail {
 HeadKeys head_keys(const Problem& p, int64_t bh) {
   const Shape& sh = p.shape;
   HeadKeys h;
-  h.n = sh.kv_len;
+  // The kv head query head bh reads (GQA), and only the keys that exist in its
+  // batch: padding keys are never read.
+  const int64_t kv = p.kv_of(bh);
+  h.n = std::min(sh.kv_len, p.kv_len_of(bh / sh.heads));
   h.D = sh.head_dim;
   h.n16 = (h.n + kTile - 1) / kTile * kTile;
   h.kt.assign(h.D * h.n16, 0.0);
@@ -30,14 +34,14 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
     const int64_t j1 = std::min(h.n, j0 + 8);
     for (int64_t d = 0; d < h.D; ++d)
       for (int64_t j = j0; j < j1; ++j) {
-        const double kd = p.k[p.k_at(bh, j, d)];
+        const double kd = p.k[p.k_at(kv, j, d)];
         const int64_t at = ((j / kTile) * h.D + d) * kTile + j % kTile;
         h.kt[at] = kd;
         h.akt[at] = std::abs(kd);
       }
   }
   for (int64_t j = 0; j < h.n; ++j) {
-    const double* kr = &p.k[p.k_at(bh, j, 0)];
+    const double* kr = &p.k[p.k_at(kv, j, 0)];
     double sum = 0, sq = 0;
     for (int64_t d = 0; d < h.D; ++d) {
       sum += std::abs(kr[d]);
@@ -54,7 +58,7 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
   std::vector<double> col(sh.value_dim, 0.0);
   for (int64_t j = 0; j < h.n; ++j)
     for (int64_t c = 0; c < sh.value_dim; ++c) {
-      const double vj = p.v[p.v_at(bh, j, c)];
+      const double vj = p.v[p.v_at(kv, j, c)];
       h.v[j * h.dv_pad + c] = vj;
       h.inputs_finite = h.inputs_finite && std::isfinite(vj);
       col[c] += std::abs(vj);
@@ -79,15 +83,34 @@ class DoubleExact {
                   b.absd.data());
   }
 
-  void weights(int64_t r, BlockScratch& b, int64_t n8, double& m, double& total) {
+  void weights(int64_t r, BlockScratch& b, int64_t n8, RowLogits& lg, double& m, double& total) {
     double* dot = &b.dot[r * n16_];
     double* x = &b.x[r * n16_];
     double* w = &b.w[r * n16_];
     const double* vis = &b.vis[r * n16_];
     m = scale_logits_kernel(dot, &b.absd[r * n16_], vis, scale_, n8);  // dot: s_j, absd: a_j
+    if (lg.tr.any()) {  // the v2 chain in double, in place: dot becomes z_j
+      m = -kInf;
+      for (int64_t j = 0; j < n8; ++j) {
+        if (!(vis[j] > 0)) {
+          lg.x_dt[j] = lg.x_or[j] = 0;
+          continue;
+        }
+        const LogitChain<double> ch = logit_chain<double>(lg.tr, j, dot[j]);
+        dot[j] = ch.z;
+        lg.x_dt[j] = transform_error(lg.dt, lg.tr, ch);
+        lg.x_or[j] = transform_error(orc_, lg.tr, ch);
+        m = std::max(m, ch.z);
+      }
+    }
+    if (lg.sink) m = std::max(m, lg.s);
     offsets_kernel(dot, vis, m, x, n8);
     exp_array(x, w, n8);
     total = masked_sum_kernel(w, vis, n8);
+    if (lg.sink) {
+      lg.w_sink = std::exp(lg.s - m);
+      total += lg.w_sink;
+    }
   }
 
   void clear(int64_t) {}

@@ -26,6 +26,7 @@
 #include "oracle/fast_block.h"
 #include "oracle/fast_kernels.h"
 #include "oracle/fast_kernels_f64.h"
+#include "oracle/logit_chain.h"
 #include "oracle/oracle_paths.h"
 
 namespace attncheck::oracle_detail {
@@ -49,16 +50,22 @@ class DoubleWordExact {
       std::copy(&s_hi_[r * n16_], &s_hi_[r * n16_] + tiles * kTile, &b.dot[r * n16_]);
   }
 
-  void weights(int64_t r, BlockScratch& b, int64_t n8, double& m, double& total) {
+  void weights(int64_t r, BlockScratch& b, int64_t n8, RowLogits& lg, double& m, double& total) {
     const int64_t at = r * n16_;
     double* dot = &b.dot[at];
     const double* vis = &b.vis[at];
     // a_j = |scale| sum_d |q_d k_jd| in place of absd (and dot scaled, replaced below).
     scale_logits_kernel(dot, &b.absd[at], vis, scale_, n8);
-    const dd::DW mw = dw_offsets_kernel(&s_hi_[at], &s_lo_[at], vis, scale_, &b.x[at], &x_lo_[at], n8);
+    dd::DW mw = dw_offsets_kernel(&s_hi_[at], &s_lo_[at], vis, scale_, &b.x[at], &x_lo_[at], n8);
+    if (lg.tr.any() || lg.sink) mw = transform(lg, &s_hi_[at], &s_lo_[at], vis, &b.x[at], &x_lo_[at], n8);
     std::copy(&s_hi_[at], &s_hi_[at] + n8, dot);  // s_j rounded to double, for the bound
     dd::dd_exp_array(&b.x[at], &x_lo_[at], &b.w[at], &w_lo_[at], n8);
     total_[r] = dw_masked_sum_kernel(&b.w[at], &w_lo_[at], vis, n8);
+    if (lg.sink) {
+      const dd::DW ws = dd::exp(dd::sub(dd::DW{lg.s, 0.0}, mw));
+      total_[r] = dd::add(total_[r], ws);
+      lg.w_sink = ws.hi;
+    }
     m = mw.hi;
     total = total_[r].hi;
   }
@@ -88,6 +95,38 @@ class DoubleWordExact {
   }
 
  private:
+  // The v2 chain on the scaled DW logits s (in place), in x87 long double
+  // (64-bit significand: its own error, transform_error in long double's u,
+  // plus the score's rounding to it, a fraction 2^-11 of f64's own), each z
+  // held exactly as a DW; then m (with the sink) and x = s - m again.
+  static dd::DW transform(RowLogits& lg, double* s_hi, double* s_lo, const double* vis, double* x_hi, double* x_lo,
+                          int64_t n) {
+    const Arithmetic orc = oracle_arithmetic<long double>();
+    if (lg.tr.any())
+      for (int64_t j = 0; j < n; ++j) {
+        if (!(vis[j] > 0)) {
+          lg.x_dt[j] = lg.x_or[j] = 0;
+          continue;
+        }
+        const long double sl = static_cast<long double>(s_hi[j]) + static_cast<long double>(s_lo[j]);
+        const LogitChain<long double> ch = logit_chain<long double>(lg.tr, j, sl);
+        s_hi[j] = static_cast<double>(ch.z);
+        s_lo[j] = static_cast<double>(ch.z - static_cast<long double>(s_hi[j]));  // exact: z's last 11 bits
+        lg.x_dt[j] = transform_error(lg.dt, lg.tr, ch);
+        lg.x_or[j] = transform_error(orc, lg.tr, ch) + orc.u * std::abs(static_cast<double>(sl));
+      }
+    // The max in the DW order (dw_offsets_kernel), the sink included.
+    dd::DW m{lg.sink ? lg.s : -HUGE_VAL, 0.0};
+    for (int64_t j = 0; j < n; ++j)
+      if (vis[j] > 0 && (s_hi[j] > m.hi || (s_hi[j] == m.hi && s_lo[j] > m.lo))) m = {s_hi[j], s_lo[j]};
+    for (int64_t j = 0; j < n; ++j) {
+      const dd::DW x = dd::sub(dd::DW{s_hi[j], s_lo[j]}, m);
+      x_hi[j] = vis[j] > 0 ? x.hi : 0.0;
+      x_lo[j] = vis[j] > 0 ? x.lo : 0.0;
+    }
+    return m;
+  }
+
   const HeadKeys& h_;
   int64_t n16_, D_;
   double scale_;

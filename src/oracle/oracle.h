@@ -21,6 +21,13 @@ struct OracleResult {
                                     // NaN for rows that see no key
   std::vector<uint8_t> row_in_domain;  // [batch][heads][q_len]: 1 when the row's exact computation
                                        // stays representable (see in_finite_domain)
+  // [batch][heads][q_len], always computed (it costs one log per row), whether
+  // or not the problem requests an lse: the exact log(exp(sink) + sum_j exp(z_j))
+  // rounded to double, and the allowed |lse - exact|. A row that sees no key
+  // has exact s (the sink, bound finite where the sink is representable) or
+  // -inf without sinks (bound +inf: the ABI's convention, like its zeros);
+  // padding rows and rows outside the domain have bound +inf (padding: exact 0).
+  std::vector<double> lse_exact, lse_bound;
 };
 
 // The one documented safety factor applied to the first-order bound.
@@ -29,7 +36,9 @@ inline constexpr double kBoundSafetyFactor = 2.0;
 OracleResult oracle(const Problem& p);
 
 // For callers that judge the ABI's convention together with the arithmetic
-// (fault diagnosis): rows that see no key get bound 0 around their exact zeros.
+// (fault diagnosis): rows that see no key get bound 0 around their exact zeros,
+// and an lse bound of 0 around -inf where there is no sink. (Padding rows stay
+// unjudged: a write there is the call encoding's to catch.)
 void judge_empty_rows_as_zeros(OracleResult& o);
 
 // The representable domain (docs/tolerance.md, "The representable domain"),
@@ -45,7 +54,10 @@ void judge_empty_rows_as_zeros(OracleResult& o);
 // implementation's output is finite, and matches_oracle and
 // finite_for_finite_inputs judge the row. A row that sees no key is outside
 // too (its zeros are the ABI's convention, judged by fully_masked_rows_zero
-// alone); its bound is +inf.
+// alone); its bound is +inf. ABI v2: padding rows are outside, padding keys
+// are not read (they may hold NaN); the logits after the soft-cap, bias and
+// ALiBi (every intermediate), the bias (finite or -inf) and the sink must stay
+// representable too (docs/tolerance.md, "Version 2").
 bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i);
 bool in_finite_domain(const Problem& p);  // every row
 
@@ -58,5 +70,9 @@ struct Comparison {
   int64_t judged = 0;  // elements with a finite bound; 0 when no row was inside the domain and saw a key
 };
 Comparison compare_to_oracle(const Problem& p, const OracleResult& o, const std::vector<double>& out);
+// The same for an lse ([batch][heads][q_len], Outcome::lse decoded): rows
+// with bound +inf are not judged; an exact -inf (an empty row judged by
+// judge_empty_rows_as_zeros) must be met exactly. Indices are rows.
+Comparison compare_lse_to_oracle(const Problem& p, const OracleResult& o, const std::vector<double>& lse);
 
 }  // namespace attncheck

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "oracle/bound_arithmetic.h"
 #include "oracle/oracle.h"
 
 namespace attncheck::oracle_detail {
@@ -30,5 +31,22 @@ void fast_head(const Problem& p, int64_t bh, OracleResult& o);
 void fast_head_f64(const Problem& p, int64_t bh, OracleResult& o);
 
 inline constexpr double kFastMaxLogitError = 0.5;
+
+// Every array of an OracleResult for this shape, zero-filled; the paths fill them row by row.
+OracleResult sized_result(const Shape& sh);
+
+// Row i of head bh is padding (i >= q_lens[b]): exact 0, bound +inf, not in
+// the domain, entropy NaN, lse exact 0 and bound +inf. Never reads q.
+void mark_padding_row(const Problem& p, int64_t bh, int64_t i, OracleResult& o);
+
+// The lse of row i of head bh that exists and sees no key: s, the sink's
+// logit, judged (the one term's errors) where it is representable; -inf
+// without sinks, with bound +inf (a convention, like the row's zeros). `orc`:
+// the path's own arithmetic.
+void empty_row_lse(const Problem& p, int64_t bh, int64_t i, const Arithmetic& orc, OracleResult& o);
+
+// The largest |sink| inside the representable domain: half of the compute
+// type's largest value, and of the 16-bit format's (a logit it may store).
+double sink_limit(const Problem& p);
 
 }  // namespace attncheck::oracle_detail

@@ -17,18 +17,15 @@
 #include "oracle/oracle_paths.h"
 #include "oracle/vector_exp.h"
 #include "problem/generators.h"
+#include "v2_fields.h"
 
 namespace attncheck {
 namespace {
 
 // careful_row<H> on every row: double for f32/f16/bf16, long double for f64 (what oracle() used before issue #12).
 template <class H> OracleResult careful_everywhere(const Problem& p) {
-  OracleResult o;
   const Shape& sh = p.shape;
-  o.exact.assign(sh.out_size(), 0.0);
-  o.bound.assign(sh.out_size(), 0.0);
-  o.entropy.assign(sh.batch * sh.heads * sh.q_len, 0.0);
-  o.row_in_domain.assign(sh.batch * sh.heads * sh.q_len, 0);
+  OracleResult o = oracle_detail::sized_result(sh);
   for (int64_t bh = 0; bh < sh.batch * sh.heads; ++bh)
     for (int64_t i = 0; i < sh.q_len; ++i) oracle_detail::careful_row<H>(p, bh, i, o);
   return o;
@@ -46,6 +43,12 @@ void compare(const Problem& p, Agreement& a) {
   const OracleResult careful =
       compute_dtype(p.dtype) == DType::f64 ? careful_everywhere<long double>(p) : careful_everywhere<double>(p);
   ASSERT_EQ(fast.row_in_domain, careful.row_in_domain) << p.header();
+  for (std::size_t r = 0; r < fast.lse_exact.size(); ++r) {
+    ASSERT_EQ(std::isinf(fast.lse_bound[r]), std::isinf(careful.lse_bound[r])) << p.header() << " row " << r;
+    if (std::isinf(careful.lse_bound[r])) continue;
+    EXPECT_LT(std::abs(fast.lse_exact[r] - careful.lse_exact[r]), 0.05 * careful.lse_bound[r]) << p.header() << " row " << r;
+    EXPECT_GT(fast.lse_bound[r], 0.8 * careful.lse_bound[r]) << p.header() << " row " << r;
+  }
   for (std::size_t k = 0; k < fast.exact.size(); ++k) {
     ASSERT_EQ(std::isinf(fast.bound[k]), std::isinf(careful.bound[k])) << p.header() << " element " << k;
     if (std::isinf(careful.bound[k]) || !(careful.bound[k] > 0)) continue;
@@ -94,6 +97,47 @@ GenOptions long_rows(DType t, int64_t max_q) {
   g.min_head_dim = 60, g.max_head_dim = 70;
   g.max_value_dim = 70;
   return g;
+}
+
+// ABI v2 problems on the blocked paths: the features that change which keys a
+// row sees (GQA, lengths with NaN padding, windows) and those that change the
+// logits (soft-cap, bias, ALiBi: the chain in double, or long double for f64)
+// or add a term (sinks): the same agreement with the careful path as v1 problems.
+void fast_agrees_on_v2(FeatureBits drawn, FeatureBits forced_odd, FeatureBits forced_even, const char* what) {
+  for (DType t : {DType::f32, DType::f16, DType::f64}) {
+    Agreement a;
+    GenOptions g;
+    g.dtypes = {t};
+    g.max_heads = 6;
+    g.families = kAllFamilies;
+    for (uint64_t seed = 1; seed <= 200; ++seed) {
+      Problem p = sample_problem(g, seed);
+      testing::draw_v2_fields(p, seed, drawn, seed % 2 ? forced_odd : forced_even);
+      compare(p, a);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    EXPECT_GT(a.judged, 5000);
+    EXPECT_LT(a.worst_exact, t == DType::f64 ? 0.05 : 1e-3);
+    EXPECT_GT(a.lowest_ratio, t == DType::f64 ? 0.85 : 1 - 1e-6);
+    EXPECT_LT(a.highest_ratio, t == DType::f64 ? 1.25 : 1.05);
+    std::printf("%s with %s: %lld elements, bound fast / careful in [%.9f, %.6f], exact apart by %.3g bounds\n",
+                std::string(dtype_name(t)).c_str(), what, static_cast<long long>(a.judged), a.lowest_ratio,
+                a.highest_ratio, a.worst_exact);
+  }
+}
+
+TEST(OraclePaths, FastAgreesWithCarefulOnVisibilityFeatures) {
+  fast_agrees_on_v2(ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW,
+                    ATTNCHECK_FEATURE_LENGTHS, ATTNCHECK_FEATURE_WINDOW, "gqa/lengths/window");
+}
+
+TEST(OraclePaths, FastAgreesWithCarefulOnLogitTransformsAndSinks) {
+  const FeatureBits all = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW |
+                          ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
+                          ATTNCHECK_FEATURE_SINKS;
+  fast_agrees_on_v2(all, ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_SINKS,
+                    ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI, "softcap/bias/alibi/sinks");
 }
 
 TEST(OraclePaths, LongRowsAndCausalBlocks) {
