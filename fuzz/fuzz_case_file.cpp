@@ -45,6 +45,17 @@ std::string difference(const Problem& a, const Problem& b) {
   if (!same_tensor(a.k, b.k)) return "k";
   if (!same_tensor(a.v, b.v)) return "v";
   if (a.mask != b.mask) return "mask";
+  if (a.has_mask() && !(a.mask_broadcast == b.mask_broadcast)) return "mask_broadcast";
+  if (!same_tensor(a.bias, b.bias)) return "bias";
+  if (a.has_bias() && !(a.bias_broadcast == b.bias_broadcast)) return "bias_broadcast";
+  if (a.q_lens != b.q_lens) return "q_lens";
+  if (a.kv_lens != b.kv_lens) return "kv_lens";
+  if (a.window_left != b.window_left || a.window_right != b.window_right) return "window";
+  if (!same_value(a.softcap, b.softcap)) return "softcap";
+  if (!same_tensor(a.alibi_slopes, b.alibi_slopes)) return "alibi_slopes";
+  if (!same_tensor(a.sinks, b.sinks)) return "sinks";
+  if (a.lse_requested != b.lse_requested) return "lse_requested";
+  if (!(a.layouts == b.layouts)) return "layouts";
   return "";
 }
 

@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const Law*> laws = fuzz::differential_laws();
   if (plugin().empty()) LLVMFuzzerInitialize(nullptr, nullptr);  // a driver that skips the initializer
   const fuzz::Pick pick = fuzz::pick_pair(plugin(), laws, data, size);
-  const Problem p = fuzz::decode_problem(data, size, fuzz::ValueMix::any);
-  for (Implementation* impl : pick.impls) fuzz::judge(*impl, p, pick.laws);
+  // Decoded within what each implementation declares (its ABI v2 features).
+  for (Implementation* impl : pick.impls)
+    fuzz::judge(*impl, fuzz::decode_problem(data, size, fuzz::ValueMix::any, impl->features()), pick.laws);
   return 0;
 }

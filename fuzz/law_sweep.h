@@ -16,8 +16,8 @@
 //   static const std::vector<const Law*> laws = differential_laws();
 //   static const auto impls = references();
 //   const Pick pick = pick_pair(impls, laws, data, size);   // consumes the first two bytes
-//   const Problem p = decode_problem(data, size, ValueMix::any);
-//   for (Implementation* impl : pick.impls) judge(*impl, p, pick.laws);
+//   for (Implementation* impl : pick.impls)
+//     judge(*impl, decode_problem(data, size, ValueMix::any, impl->features()), pick.laws);
 #pragma once
 
 #include <cstddef>

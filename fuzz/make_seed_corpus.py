@@ -73,10 +73,18 @@ class Reader:
         return bytes(reversed(self.out))
 
 
+# The ABI v2 bits (include/attncheck/plugin_v2.h): the word decode_features reads after the mask.
+FEATURE = {"mask_broadcast": 1 << 0, "gqa": 1 << 2, "strides": 1 << 3, "lengths": 1 << 4, "window": 1 << 5,
+           "softcap": 1 << 6, "bias": 1 << 7, "alibi": 1 << 8, "sinks": 1 << 9, "lse": 1 << 10}
+
+
 def problem(dtype="f32", batch=1, heads=1, q_len=2, kv_len=2, head_dim=2, value_dim=2, causal="none",
-            scale=None, mask="none", q=None, k=None, v=None, mask_bytes=()):
+            scale=None, mask="none", q=None, k=None, v=None, mask_bytes=(), v2=None):
     """Bytes for one call. scale: None (default) or a selector 128..255 (see scale_of).
-    q, k, v: functions n -> element (see Reader.element), or lists cycled to the size."""
+    q, k, v: functions n -> element (see Reader.element), or lists cycled to the size.
+    v2: None (a v1 call), or (features, items): the names of FEATURE present and, in the
+    order decode_features reads them, its bytes (ints) and elements (("e", x), see Reader.element;
+    bias elements in the call's dtype, slopes and sinks in f32)."""
     r = Reader()
     r.in_range(0, 3, DTYPES[dtype])
     r.in_range(1, CAPS["batch"], batch)
@@ -101,6 +109,14 @@ def problem(dtype="f32", batch=1, heads=1, q_len=2, kv_len=2, head_dim=2, value_
             r.element(dtype, values[i % len(values)])
     for b in mask_bytes:
         r.u8(b)
+    if v2 is not None:
+        names, items = v2
+        r.in_range(0, 65535, sum(FEATURE[n] for n in names))
+        for item in items:
+            if isinstance(item, tuple):
+                r.element(item[1], item[2])  # ("e", dtype, value)
+            else:
+                r.u8(item)
     return r.data()
 
 
@@ -132,6 +148,28 @@ def differential_seeds():
                                           scale=("raw", 0.01171875), mask="empty_rows",
                                           mask_bytes=[0x01, 0xfe, 0x54, 0x00]),
         "empty": b"",
+        # ABI v2 (decoded only for implementations that declare the features; neutral otherwise):
+        # 2 heads over 1 kv head, BSHD q and out with odd gaps, kv_lens {3, 0} with NaN padding, lse.
+        "v2_gqa_bshd_lengths": problem("f32", batch=2, heads=2, q_len=3, kv_len=4, head_dim=2, value_dim=3,
+                                       v2=(["gqa", "strides", "lengths", "lse"],
+                                           [0,                      # gqa: the first proper divisor, 1
+                                            1, 0, 0, 1,  2, 0, 3, 0,  0, 0, 0, 0,  1, 7, 1, 0,  # q, k, v, out
+                                            2, 3, 0, 1])),          # kv_lens only: 3, 0; padding NaN
+        # A bias broadcast over heads with -inf, a window of 1 left and 2 right, a soft-cap of 5, ALiBi.
+        "v2_bias_window_softcap_alibi": problem("f64", heads=2, q_len=3, kv_len=5, causal="bottom_right",
+                                                v2=(["window", "softcap", "bias", "alibi"],
+                                                    [2, 3,                      # window 1, 2
+                                                     4,                         # softcap 5
+                                                     0b101]                     # bias per batch and row
+                                                    + [("e", "f64", x) for x in
+                                                       ["-inf", 0.5, -1, 2, 0] * 3]
+                                                    + [0])),                    # ALiBi: the 2^(-8k/H) family
+        # Sinks far above and below the logits, a broadcast mask, causal top-left, bf16.
+        "v2_sinks_mask_broadcast": problem("bf16", heads=2, q_len=2, kv_len=3, causal="top_left", mask="bits",
+                                           mask_bytes=[0b10110111, 0b01101101],
+                                           v2=(["mask_broadcast", "sinks"],
+                                               [0b010]                          # the mask varies by head only
+                                               + [("e", "f32", "1000"), ("e", "f32", "-64")])),
     }
 
 
@@ -173,6 +211,26 @@ def case_file(dtype="f32", shape=(1, 1, 2, 2, 2, 1), causal="none", scale="defau
     }
 
 
+def schema2_case(**changes):
+    """A schema-2 case using every v2 field (casefile/case_file.h); `changes` replace problem fields."""
+    case = case_file(shape=(1, 4, 2, 3, 1, 1), q=["0x1p+0"] * 8, k=["0x1p-1"] * 6, v=["-0x1p+0"] * 6,
+                     mask="101")
+    case["schema_version"] = 2
+    case["problem"].update({
+        "kv_heads": 2, "mask_broadcast": {"per_batch": False, "per_head": False, "per_row": False},
+        "bias": ["-inf", "0x1p-1", "0x0p+0"], "bias_broadcast": {"per_batch": False, "per_head": False, "per_row": False},
+        "q_lens": [1], "kv_lens": [2], "window_left": 1, "window_right": -1, "softcap": 30.0,
+        "alibi_slopes": ["0x1p-2", "0x1p-4", "0x1p-6", "0x1p-8"], "sinks": ["0x0p+0", "-0x1p+3", "0x1p+6", "0x1p+0"],
+        "lse_requested": True,
+        "layouts": {"q": {"order": ["batch", "row", "head"], "gap": {"batch": 0, "head": 0, "row": 3}},
+                    "k": {"order": ["row", "batch", "head"], "gap": {"batch": 1, "head": 0, "row": 0}},
+                    "v": {"order": ["batch", "head", "row"], "gap": {"batch": 0, "head": 17, "row": 0}},
+                    "out": {"order": ["head", "row", "batch"], "gap": {"batch": 2, "head": 2, "row": 2}}},
+    })
+    case["problem"].update(changes)
+    return case
+
+
 def case_file_seeds():
     text = lambda obj: json.dumps(obj, indent=1).encode()
     good = case_file()
@@ -190,7 +248,10 @@ def case_file_seeds():
                                               q=[], k=[], v=[])),
         "bad_negative_extent.json": text(case_file(shape=(1, -1, 2, 2, 2, 1))),
         "bad_not_representable.json": text(case_file("f16", q=["0x1.0000001p+0"] * 4)),
-        "bad_schema.json": text(dict(good, schema_version=2)),
+        "bad_schema.json": text(dict(good, schema_version=3)),
+        "good_schema2_every_field.json": text(schema2_case()),
+        "bad_schema2_kv_heads.json": text(schema2_case(kv_heads=3)),
+        "bad_schema2_layout.json": text(schema2_case(layouts={"q": {"order": ["batch", "row", "row"]}})),
         "bad_not_json.json": b"{\"law\": [1, 2, {\"q\": nul",
     }
     return seeds
@@ -218,7 +279,9 @@ def problem_dictionary():
 def case_file_dictionary():
     keys = ["schema_version", "law", "problem", "dtype", "batch", "heads", "q_len", "kv_len", "head_dim",
             "value_dim", "causal", "scale", "q", "k", "v", "mask", "history", "implementation", "source", "seed",
-            "found_by", "message", "diagnosis", "date"]
+            "found_by", "message", "diagnosis", "date", "kv_heads", "mask_broadcast", "bias", "bias_broadcast",
+            "per_batch", "per_head", "per_row", "q_lens", "kv_lens", "window_left", "window_right", "softcap",
+            "alibi_slopes", "sinks", "lse_requested", "layouts", "order", "gap", "out", "row", "head"]
     words = ["f32", "f64", "f16", "bf16", "none", "top_left", "bottom_right", "default", "nan", "-nan", "inf",
              "-inf", "0x1p+0", "-0x0p+0", "0x1.8p+1", "0x1p-1074", "0x1.fffffffffffffp+1023", "0x1p-24",
              "builtin:reference", "plugin:/p.so", "libfuzzer", "rapidcheck", "manual", "matches_oracle", "1011",

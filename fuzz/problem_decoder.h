@@ -13,11 +13,18 @@
 // The byte layout (FuzzedDataProvider reads integers from the end of the
 // input; fuzz/make_seed_corpus.py mirrors it to write seeds), in reading order:
 //   dtype, batch, heads, q_len, kv_len, head_dim, value_dim, causal, scale, mask, then
-//   q, k, v element by element, then the mask bits.
+//   q, k, v element by element, then the mask bits, then the ABI v2 fields:
+//   a 16-bit word of the ATTNCHECK_FEATURE_* bits present, and each present
+//   field's bytes (problem_decoder.cpp, decode_features: kv_heads, layouts with
+//   odd gaps, lengths and their padding, window, softcap, bias, ALiBi, sinks,
+//   lse, a broadcast mask). Missing bytes are zero and zero is "none", so an
+//   input from before v2 decodes to the call it always meant.
+// The v2 fields (and MASK, CAUSAL) outside `allowed` are read and dropped:
+// pass the features of the implementation under test.
 //
 // Example usage:
 //   extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-//     const Problem p = decode_problem(data, size, ValueMix::any);
+//     const Problem p = decode_problem(data, size, ValueMix::any, impl.features());
 //     ...
 //   }
 #pragma once
@@ -41,7 +48,7 @@ enum class ValueMix {
   finite_only,  // the same, with non-finite values folded to ±max_finite: every input finite
 };
 
-Problem decode_problem(const uint8_t* data, std::size_t size, ValueMix mix,
+Problem decode_problem(const uint8_t* data, std::size_t size, ValueMix mix, FeatureBits allowed = kV1Features,
                        const DecoderLimits& limits = DecoderLimits::from_env());
 
 }  // namespace attncheck::fuzz

@@ -26,6 +26,27 @@
 // Hand-written cases may also give tensor elements as JSON numbers or decimal
 // strings; every element must be exactly representable in the dtype.
 //
+// Schema 2 (casefile/case_json_v2.h) holds a problem of ABI v2; it is written
+// only for a problem that uses a v2 feature or a broadcast mask (every other
+// problem is written as schema 1, unchanged). It adds to "problem", all
+// written, all optional when read (absent or null: the neutral value):
+//       "kv_heads": 2,                       // after "heads"; divides heads (k, v: [batch][kv_heads][kv_len][..])
+//       "mask_broadcast": {"per_batch": true, "per_head": false, "per_row": true},
+//                                            // the axes the mask varies along; it holds one entry per
+//                                            // kept (batch, head, row) and key
+//       "bias": [ "0x1p-1", "-inf", ... ],   // [batch][heads][q_len][kv_len] as bias_broadcast stores it,
+//                                            // in the dtype or -inf (NaN only where padding reads it); or null
+//       "bias_broadcast": {...},             // as mask_broadcast
+//       "q_lens": [3, 0], "kv_lens": null,   // [batch], 0..q_len / 0..kv_len
+//       "window_left": -1, "window_right": 4,  // -1: unbounded
+//       "softcap": 30,                       // 0: none
+//       "alibi_slopes": ["0x1p-4", ...],     // [heads], float values; or null
+//       "sinks": ["-0x1.4p+3", ...],         // [heads], float values; or null
+//       "lse_requested": true,
+//       "layouts": {"q": {"order": ["batch", "row", "head"], "gap": {"batch": 0, "head": 0, "row": 3}},
+//                   "k": {...}, "v": {...}, "out": {...}}   // axes outermost first; unused elements
+//                                            // after each step of an axis
+//
 // Example usage:
 //   CaseRecord rec{.problem = failing, .law = "matches_oracle", .implementation = impl.name(),
 //                  .source = impl.source(), .found_by = "rapidcheck", .message = verdict.message};
@@ -42,6 +63,8 @@
 namespace attncheck {
 
 struct CaseRecord {
+  // The schema the file was read with (1 or 2). Writing ignores it: a case is
+  // written in the lowest schema that holds its problem.
   int schema_version = 1;
   Problem problem;
   std::string law, implementation, source /* "builtin:x" | "plugin:/p" */,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "casefile/case_json_v2.h"
 #include "problem/fnv1a.h"
 
 namespace attncheck {
@@ -40,6 +41,31 @@ uint64_t case_content_hash(const CaseRecord& rec) {
   for (uint8_t m : p.mask) {
     const unsigned char b = m ? 1 : 0;
     f.bytes(&b, 1);
+  }
+  // The fields of schema 2, only for a problem that needs it: the hash (and
+  // so the file name) of every v1 case stays what it was.
+  if (needs_schema_2(p)) {
+    f.u64(2);
+    f.i64(p.shape.kv_head_count());
+    auto broadcast = [&f](const Broadcast& b) { f.u64((b.per_batch ? 1u : 0u) | (b.per_head ? 2u : 0u) | (b.per_row ? 4u : 0u)); };
+    broadcast(p.mask_broadcast);
+    broadcast(p.bias_broadcast);
+    for (const auto* t : {&p.bias, &p.alibi_slopes, &p.sinks}) {
+      f.u64(t->size());
+      for (double x : *t) f.real(x);
+    }
+    for (const auto* lens : {&p.q_lens, &p.kv_lens}) {
+      f.u64(lens->size());
+      for (int32_t n : *lens) f.i64(n);
+    }
+    f.i64(p.window_left);
+    f.i64(p.window_right);
+    f.real(p.softcap);
+    f.u64(p.lse_requested ? 1 : 0);
+    for (const TensorLayout* l : {&p.layouts.q, &p.layouts.k, &p.layouts.v, &p.layouts.out}) {
+      for (uint8_t a : l->order) f.u64(a);
+      for (int64_t g : l->gap) f.i64(g);
+    }
   }
   return f.value;
 }

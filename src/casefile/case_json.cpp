@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "casefile/case_file.h"
+#include "casefile/case_json_v2.h"
 #include "casefile/case_limits.h"
+#include "casefile/case_reader.h"
 #include "casefile/float_text.h"
 #include "casefile/untrusted_json.h"
 
@@ -36,12 +38,15 @@ void write_tensor(std::ostringstream& os, const char* name, const std::vector<do
 
 std::string case_to_json(const CaseRecord& rec) {
   const Problem& p = rec.problem;
+  // The lowest schema that holds the problem: a v1 problem's file is what it always was.
+  const bool v2 = needs_schema_2(p);
   std::ostringstream os;
-  os << "{\n  \"schema_version\": " << rec.schema_version << ",\n  \"law\": " << quoted(rec.law)
+  os << "{\n  \"schema_version\": " << (v2 ? 2 : 1) << ",\n  \"law\": " << quoted(rec.law)
      << ",\n  \"problem\": {\n"
      << "    \"dtype\": \"" << dtype_name(p.dtype) << "\",\n"
-     << "    \"batch\": " << p.shape.batch << ",\n    \"heads\": " << p.shape.heads << ",\n"
-     << "    \"q_len\": " << p.shape.q_len << ",\n    \"kv_len\": " << p.shape.kv_len << ",\n"
+     << "    \"batch\": " << p.shape.batch << ",\n    \"heads\": " << p.shape.heads << ",\n";
+  if (v2) write_kv_heads(os, p);
+  os << "    \"q_len\": " << p.shape.q_len << ",\n    \"kv_len\": " << p.shape.kv_len << ",\n"
      << "    \"head_dim\": " << p.shape.head_dim << ",\n    \"value_dim\": " << p.shape.value_dim << ",\n"
      << "    \"causal\": \"" << causal_name(p.causal) << "\",\n    \"scale\": ";
   // A finite scale as a JSON number (shortest text that reads back to the
@@ -55,13 +60,17 @@ std::string case_to_json(const CaseRecord& rec) {
   write_tensor(os, "v", p.v, p.shape.value_dim, false);
   os << "    \"mask\": ";
   if (p.mask.empty()) {
-    os << "null\n";
+    os << "null";
   } else {
     os << '"';
     for (uint8_t m : p.mask) os << (m ? '1' : '0');
-    os << "\"\n";
+    os << '"';
   }
-  os << "  },\n  \"history\": {\n"
+  if (v2) {
+    os << ",\n";
+    write_schema2_fields(os, p);
+  }
+  os << "\n  },\n  \"history\": {\n"
      << "    \"implementation\": " << quoted(rec.implementation) << ",\n"
      << "    \"source\": " << quoted(rec.source) << ",\n"
      << "    \"seed\": " << rec.seed << ",\n"
@@ -72,94 +81,8 @@ std::string case_to_json(const CaseRecord& rec) {
   return os.str();
 }
 
-namespace {
-
-class Reader {
- public:
-  explicit Reader(const std::string& name) : name_(name) {}
-
-  [[noreturn]] void fail(const std::string& what) const { throw CaseFileError(name_ + ": " + what); }
-
-  const json& member(const json& obj, const char* path, const char* key) const {
-    auto it = obj.find(key);
-    if (it == obj.end()) fail(std::string("missing field ") + path + key);
-    return *it;
-  }
-
-  std::string string(const json& obj, const char* path, const char* key, bool required) const {
-    auto it = obj.find(key);
-    if (it == obj.end()) {
-      if (required) fail(std::string("missing field ") + path + key);
-      return "";
-    }
-    if (!it->is_string()) fail(std::string(path) + key + " must be a string");
-    return it->get<std::string>();
-  }
-
-  // A tensor extent: an integer in [1, kMaxCaseElements].
-  int64_t extent(const json& obj, const char* key) const {
-    const json& j = member(obj, "problem.", key);
-    const std::string field = std::string("problem.") + key;
-    if (!j.is_number_integer()) fail(field + " must be an integer, got " + shown(j));
-    if (j.is_number_unsigned() ? j.get<uint64_t>() > static_cast<uint64_t>(kMaxCaseElements)
-                               : j.get<int64_t>() > kMaxCaseElements)
-      fail(field + " = " + shown(j) + " exceeds the limit of " + std::to_string(kMaxCaseElements));
-    const int64_t e = j.get<int64_t>();
-    if (e < 1) fail(field + " = " + std::to_string(e) + " must be at least 1");
-    return e;
-  }
-
-  // The product of extents, refused past kMaxCaseElements without overflowing.
-  void check_product(const char* what, std::initializer_list<int64_t> extents) const {
-    int64_t n = 1;
-    for (int64_t e : extents) {
-      if (n > kMaxCaseElements / e) {
-        std::ostringstream m;
-        m << what << " would hold more than the limit of " << kMaxCaseElements << " elements (";
-        const char* sep = "";
-        for (int64_t x : extents) { m << sep << x; sep = " x "; }
-        m << ")";
-        fail(m.str());
-      }
-      n *= e;
-    }
-  }
-
-  std::vector<double> tensor(const json& problem, const char* key, int64_t want, DType dtype) const {
-    const json& j = member(problem, "problem.", key);
-    const std::string field = std::string("problem.") + key;
-    if (!j.is_array()) fail(field + " must be an array");
-    if (static_cast<int64_t>(j.size()) != want)
-      fail(field + " holds " + std::to_string(j.size()) + " elements but the shape needs " + std::to_string(want));
-    std::vector<double> t;
-    t.reserve(static_cast<std::size_t>(want));  // bounded by the checks above
-    for (std::size_t i = 0; i < j.size(); ++i) {
-      const json& e = j[i];
-      const std::string at = field + "[" + std::to_string(i) + "]";
-      std::optional<double> x;
-      if (e.is_string()) {
-        x = parse_float_text(e.get_ref<const std::string&>());
-        if (!x) fail(at + " = " + shown(e) + " is not a number (expected hex float such as \"0x1.8p+1\", or nan/-nan/inf/-inf)");
-      } else if (e.is_number()) {
-        x = e.get<double>();
-      } else {
-        fail(at + " must be a hex-float string or a number, got " + shown(e));
-      }
-      if (!std::isnan(*x) && round_to(dtype, *x) != *x)
-        fail(at + " = " + shown(e) + " is not representable in " + std::string(dtype_name(dtype)));
-      t.push_back(*x);
-    }
-    return t;
-  }
-
- private:
-  const std::string& name_;
-};
-
-}  // namespace
-
 CaseRecord case_from_json(const std::string& text, const std::string& name_for_errors) {
-  const Reader r(name_for_errors);
+  const CaseReader r(name_for_errors);
   if (static_cast<int64_t>(text.size()) > kMaxCaseFileBytes)
     r.fail("file of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
            std::to_string(kMaxCaseFileBytes));
@@ -170,8 +93,9 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
   CaseRecord rec;
   const json& version = r.member(root, "", "schema_version");
   if (!version.is_number_integer()) r.fail("schema_version must be an integer, got " + shown(version));
-  if (!(version == 1)) r.fail("schema_version " + shown(version) + " is not supported (this attncheck reads 1)");
-  rec.schema_version = 1;
+  if (!(version == 1 || version == 2))
+    r.fail("schema_version " + shown(version) + " is not supported (this attncheck reads 1 and 2)");
+  rec.schema_version = version.get<int>();
   rec.law = r.string(root, "", "law", true);
   if (rec.law.empty()) r.fail("law must not be empty");
 
@@ -189,10 +113,12 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
   s.kv_len = r.extent(pj, "kv_len");
   s.head_dim = r.extent(pj, "head_dim");
   s.value_dim = r.extent(pj, "value_dim");
+  if (rec.schema_version == 1) refuse_schema2_fields(r, pj);
+  else s.kv_heads = read_kv_heads(r, pj, s);
   // Before any allocation: every tensor the call involves fits the limit.
   r.check_product("q", {s.batch, s.heads, s.q_len, s.head_dim});
-  r.check_product("k", {s.batch, s.heads, s.kv_len, s.head_dim});
-  r.check_product("v", {s.batch, s.heads, s.kv_len, s.value_dim});
+  r.check_product("k", {s.batch, s.kv_head_count(), s.kv_len, s.head_dim});
+  r.check_product("v", {s.batch, s.kv_head_count(), s.kv_len, s.value_dim});
   r.check_product("out", {s.batch, s.heads, s.q_len, s.value_dim});
   r.check_product("the logits (and mask)", {s.batch, s.heads, s.q_len, s.kv_len});
 
@@ -217,13 +143,14 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
   p.k = r.tensor(pj, "k", s.k_size(), p.dtype);
   p.v = r.tensor(pj, "v", s.v_size(), p.dtype);
 
+  if (rec.schema_version == 2) p.mask_broadcast = read_broadcast(r, pj, "mask_broadcast");
   auto mask = pj.find("mask");
   if (mask != pj.end() && !mask->is_null()) {
     if (!mask->is_string()) r.fail("problem.mask must be a string of '0'/'1' or null");
     const std::string& m = mask->get_ref<const std::string&>();
-    if (static_cast<int64_t>(m.size()) != s.mask_size())
-      r.fail("problem.mask holds " + std::to_string(m.size()) + " characters but the shape needs " +
-             std::to_string(s.mask_size()));
+    if (static_cast<int64_t>(m.size()) != p.mask_broadcast.size(s))
+      r.fail("problem.mask holds " + std::to_string(m.size()) + " characters but the shape " +
+             (p.mask_broadcast.full() ? "needs " : "and mask_broadcast need ") + std::to_string(p.mask_broadcast.size(s)));
     p.mask.reserve(m.size());
     for (std::size_t i = 0; i < m.size(); ++i) {
       if (m[i] != '0' && m[i] != '1')
@@ -231,6 +158,8 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
       p.mask.push_back(m[i] == '1' ? 1 : 0);
     }
   }
+
+  if (rec.schema_version == 2) read_schema2_fields(r, pj, p);
 
   auto history = root.find("history");
   if (history != root.end() && !history->is_null()) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "problem/dtype.h"
+#include "problem/problem.h"
 
 namespace attncheck {
 
@@ -58,8 +59,13 @@ struct GenOptions {
   int64_t min_head_dim = 1, max_head_dim = 72;
   int64_t max_value_dim = 72;
   bool same_dims = false;       // value_dim == head_dim always
-  bool causal = true;           // may draw a causal rule
-  bool mask = true;             // may draw a mask
+  bool causal = true;           // may draw a causal rule (and `features` has CAUSAL)
+  bool mask = true;             // may draw a mask (and `features` has MASK)
+  // The ABI v2 features (ATTNCHECK_FEATURE_*) a problem may use: what the
+  // implementation under test declares. kV1Features draws exactly the
+  // problems of ABI v1, from the same seeds as always. Any bit beyond them
+  // also lets masks be broadcast over batch, heads or rows (problem/feature_draws.h).
+  FeatureBits features = kV1Features;
   bool explicit_scale = true;   // may draw an explicit scale (else always the default)
   unsigned families = kClassicFamilies;
   // Grows lengths and dims by this factor in long runs (ATTNCHECK_SIZE=long).

@@ -1,23 +1,21 @@
 #include "problem/generators.h"
 
-#include "problem/transforms.h"
-
 #include <algorithm>
 #include <cmath>
-#include <random>
+
+#include "problem/feature_draws.h"
+#include "problem/gen_random.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
 namespace {
 
-using Rng = std::mt19937_64;
-
-int64_t uniform(Rng& r, int64_t lo, int64_t hi) {
-  if (hi <= lo) return lo;
-  return std::uniform_int_distribution<int64_t>(lo, hi)(r);
-}
-double unit(Rng& r) { return std::uniform_real_distribution<double>(0.0, 1.0)(r); }
-bool chance(Rng& r, double p) { return unit(r) < p; }
+using gen::Rng;
+using gen::chance;
+using gen::gaussian;
+using gen::uniform;
+using gen::unit;
 
 // A length in [lo, cap]: often a tile boundary (2^k - 1, 2^k, 2^k + 1), often tiny.
 int64_t draw_length(Rng& r, int64_t lo, int64_t cap) {
@@ -42,8 +40,6 @@ int64_t cap_at(int64_t lo, int64_t hi, int size, double factor) {
   const int64_t top = static_cast<int64_t>(std::llround(hi * factor));
   return std::max(lo, static_cast<int64_t>(std::llround(lo + f * (top - lo))));
 }
-
-double gaussian(Rng& r) { return std::normal_distribution<double>(0.0, 1.0)(r); }
 
 double edge_value(Rng& r, DType t) {
   const double palette[] = {0.0, -0.0, min_subnormal(t), min_normal(t), max_finite(t), 1.0, 0.5,
@@ -210,7 +206,7 @@ Problem draw_problem(const GenOptions& o, Rng& r, int size) {
   s.value_dim = (o.same_dims || chance(r, 0.5))
                     ? s.head_dim
                     : draw_length(r, 1, cap_at(1, o.max_value_dim, size, o.size_factor));
-  if (o.causal) {
+  if (o.causal && (o.features & ATTNCHECK_FEATURE_CAUSAL)) {
     const double c = unit(r);
     p.causal = c < 0.5 ? Causal::none : c < 0.75 ? Causal::top_left : Causal::bottom_right;
     // Chunked prefill: the new queries sit at the end of the keys.
@@ -223,10 +219,16 @@ Problem draw_problem(const GenOptions& o, Rng& r, int size) {
     else p.scale = c < 0.975 ? 0.0 : -std::exp2(-3 + 3 * unit(r));
     p.scale = round_to(p.dtype, p.scale);
   }
+  if (o.features & ATTNCHECK_FEATURE_GQA) gen::draw_kv_heads(r, max_heads, s);
   p.q = draw_tensor(r, p.dtype, s.q_size(), o.families, s.head_dim, s.head_dim);
   p.k = draw_tensor(r, p.dtype, s.k_size(), o.families, s.head_dim, s.head_dim);
   p.v = draw_tensor(r, p.dtype, s.v_size(), o.families, s.head_dim, s.value_dim);
-  if (o.mask && d.masks && chance(r, 0.5)) p.mask = draw_mask(r, s);
+  if (o.mask && (o.features & ATTNCHECK_FEATURE_MASK) && d.masks && chance(r, 0.5)) {
+    // A v2 call sends a broadcast mask with stride 0; a v1 call cannot.
+    if (gen::draws_v2(o)) p.mask_broadcast = gen::draw_broadcast(r, true);
+    p.mask = draw_mask(r, gen::stored_extents(s, p.mask_broadcast));
+  }
+  if (gen::draws_v2(o)) gen::draw_late_features(o, d.masks, r, p);
   return p;
 }
 
@@ -246,28 +248,10 @@ int mantissa_bits(double x) {
   return 64;
 }
 
-// Simpler versions of one value, most drastic first; all representable in t.
-std::vector<double> simpler_values(double x, DType t) {
-  std::vector<double> c;
-  auto offer = [&](double y) {
-    y = round_to(t, y);
-    if (!(value_complexity(y) < value_complexity(x))) return;
-    if (std::find(c.begin(), c.end(), y) == c.end()) c.push_back(y);
-  };
-  if (x == 0 && !std::signbit(x)) return c;
-  offer(0.0);
-  if (std::isnan(x)) return c;
-  offer(1.0);
-  if (std::isinf(x)) { offer(std::copysign(max_finite(t), x)); return c; }
-  offer(std::trunc(x));
-  for (int b : {1, 2, 4, 8}) offer(with_bits(x, b));
-  if (std::signbit(x)) offer(-x);
-  return c;
-}
-
 void shrink_values(const Problem& p, std::vector<Problem>& out) {
   struct Tensor { std::vector<double> Problem::*member; };
-  const Tensor tensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}};
+  // (The bias is empty in a problem without one: no candidates from it.)
+  const Tensor tensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}, {&Problem::bias}};
   // Whole tensors at once first: cheap to try, and usually enough.
   for (const Tensor& t : tensors) {
     const std::vector<double>& src = p.*t.member;
@@ -291,7 +275,7 @@ void shrink_values(const Problem& p, std::vector<Problem>& out) {
     }
   }
   // Then element by element, while the problem is small enough for that to be quick.
-  const std::size_t total = p.q.size() + p.k.size() + p.v.size();
+  const std::size_t total = p.q.size() + p.k.size() + p.v.size() + p.bias.size();
   if (total > 96) return;
   for (const Tensor& t : tensors) {
     const std::vector<double>& src = p.*t.member;
@@ -316,6 +300,24 @@ int value_complexity(double x) {
   return 2 + 4000 * mantissa_bits(x) + 2 * std::min(std::abs(e - 1), 1999) + (std::signbit(x) ? 1 : 0);
 }
 
+std::vector<double> simpler_values(double x, DType t) {
+  std::vector<double> c;
+  auto offer = [&](double y) {
+    y = round_to(t, y);
+    if (!(value_complexity(y) < value_complexity(x))) return;
+    if (std::find(c.begin(), c.end(), y) == c.end()) c.push_back(y);
+  };
+  if (x == 0 && !std::signbit(x)) return c;
+  offer(0.0);
+  if (std::isnan(x)) return c;
+  offer(1.0);
+  if (std::isinf(x)) { offer(std::copysign(max_finite(t), x)); return c; }
+  offer(std::trunc(x));
+  for (int b : {1, 2, 4, 8}) offer(with_bits(x, b));
+  if (std::signbit(x)) offer(-x);
+  return c;
+}
+
 std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
   std::vector<Problem> out;
   const Shape& s = p.shape;
@@ -328,7 +330,9 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
     k0 = std::min(k0, s.kv_len - nk);
     hd = std::max(hd, std::min(o.min_head_dim, s.head_dim));
     if (o.same_dims && s.value_dim == s.head_dim) vd = hd;
-    if (Shape{nb, nh, nq, nk, hd, vd} == s) return;
+    // The six extents (a grouped problem cut to all its heads keeps its kv heads).
+    if (nb == s.batch && nh == s.heads && nq == s.q_len && nk == s.kv_len && hd == s.head_dim && vd == s.value_dim)
+      return;
     out.push_back(restricted(p, {nb, nh, q0, nq, k0, nk, hd, vd}));
   };
   // Shape: the most drastic cuts first.
@@ -368,6 +372,8 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
     if (p.causal == Causal::bottom_right) { Problem t = p; t.causal = Causal::top_left; out.push_back(std::move(t)); }
   }
   if (!std::isnan(p.scale)) { Problem c = p; c.scale = std::nan(""); out.push_back(std::move(c)); }
+  // The v2 fields: dropped, then simpler (nothing for a v1 problem).
+  gen::shrink_features(p, out);
   shrink_values(p, out);
   // Mask entries back to visible, one at a time, while small.
   if (p.has_mask() && p.mask.size() <= 64)

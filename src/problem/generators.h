@@ -33,4 +33,9 @@ Problem sample_problem(const GenOptions& options, uint64_t seed, int size = 100)
 // Shrinking only ever moves to a strictly smaller complexity.
 int value_complexity(double x);
 
+// Simpler versions of x, most drastic first (0, 1, its integer part, fewer
+// mantissa bits, -x for negative x), each representable in t and of strictly
+// smaller value_complexity.
+std::vector<double> simpler_values(double x, DType t);
+
 }  // namespace attncheck

@@ -1,5 +1,6 @@
 #include "problem/transforms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -66,24 +67,75 @@ Problem head_alone(const Problem& p, int64_t bh) {
   return r;
 }
 
+namespace {
+
+// The entries of a [batch][heads][q_len][kv_len] tensor stored as `how` says
+// that the ranges keep, stored the same way.
+template <class T>
+std::vector<T> cut_pairs(const std::vector<T>& t, const Broadcast& how, const Shape& s, const Ranges& g) {
+  std::vector<T> r;
+  if (t.empty()) return r;
+  const int64_t nb = how.per_batch ? g.batches : 1, nh = how.per_head ? g.heads : 1;
+  const int64_t i0 = how.per_row ? g.q_begin : 0, ni = how.per_row ? g.q_count : 1;
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t h = 0; h < nh; ++h)
+      for (int64_t i = i0; i < i0 + ni; ++i)
+        for (int64_t j = g.k_begin; j < g.k_begin + g.k_count; ++j) r.push_back(t[how.at(s, b, h, i, j)]);
+  return r;
+}
+
+// Lengths of the leading `batches` sequences after cutting [begin, begin + count).
+std::vector<int32_t> cut_lens(const std::vector<int32_t>& lens, int64_t batches, int64_t begin, int64_t count) {
+  std::vector<int32_t> r;
+  for (int64_t b = 0; b < static_cast<int64_t>(lens.size()) && b < batches; ++b)
+    r.push_back(static_cast<int32_t>(std::clamp<int64_t>(lens[b] - begin, 0, count)));
+  return r;
+}
+
+}  // namespace
+
 Problem restricted(const Problem& p, const Ranges& g) {
   const Shape& s = p.shape;
   Problem r = p;
   r.shape = {g.batches, g.heads, g.q_count, g.k_count, g.head_dims, g.value_dims};
-  r.q.clear(); r.k.clear(); r.v.clear(); r.mask.clear();
-  for (int64_t b = 0; b < g.batches; ++b)
-    for (int64_t h = 0; h < g.heads; ++h) {
-      const int64_t bh = b * s.heads + h;
+  // Grouped heads stay grouped when the kept heads are whole groups; else each
+  // kept query head gets its own copy of the kv head it read.
+  const int64_t group = s.heads / s.kv_head_count();
+  const bool whole_groups = g.heads % group == 0;
+  const int64_t kv_heads = whole_groups ? g.heads / group : g.heads;
+  if (kv_heads != g.heads) r.shape.kv_heads = kv_heads;
+  r.q.clear(); r.k.clear(); r.v.clear();
+  for (int64_t b = 0; b < g.batches; ++b) {
+    for (int64_t h = 0; h < g.heads; ++h)
       for (int64_t i = g.q_begin; i < g.q_begin + g.q_count; ++i)
-        for (int64_t d = 0; d < g.head_dims; ++d) r.q.push_back(p.q[p.q_at(bh, i, d)]);
+        for (int64_t d = 0; d < g.head_dims; ++d) r.q.push_back(p.q[p.q_at(b * s.heads + h, i, d)]);
+    for (int64_t t = 0; t < kv_heads; ++t) {
+      const int64_t from = whole_groups ? b * s.kv_head_count() + t : p.kv_of(b * s.heads + t);
       for (int64_t j = g.k_begin; j < g.k_begin + g.k_count; ++j) {
-        for (int64_t d = 0; d < g.head_dims; ++d) r.k.push_back(p.k[p.k_at(bh, j, d)]);
-        for (int64_t c = 0; c < g.value_dims; ++c) r.v.push_back(p.v[p.v_at(bh, j, c)]);
+        for (int64_t d = 0; d < g.head_dims; ++d) r.k.push_back(p.k[p.k_at(from, j, d)]);
+        for (int64_t c = 0; c < g.value_dims; ++c) r.v.push_back(p.v[p.v_at(from, j, c)]);
       }
-      if (p.has_mask())
-        for (int64_t i = g.q_begin; i < g.q_begin + g.q_count; ++i)
-          for (int64_t j = g.k_begin; j < g.k_begin + g.k_count; ++j) r.mask.push_back(p.mask[p.mask_at(bh, i, j)]);
     }
+  }
+  r.mask = cut_pairs(p.mask, p.mask_broadcast, s, g);
+  r.bias = cut_pairs(p.bias, p.bias_broadcast, s, g);
+  r.q_lens = cut_lens(p.q_lens, g.batches, g.q_begin, g.q_count);
+  r.kv_lens = cut_lens(p.kv_lens, g.batches, g.k_begin, g.k_count);
+  for (auto per_head : {&Problem::alibi_slopes, &Problem::sinks})
+    if (!(p.*per_head).empty()) (r.*per_head).resize(static_cast<std::size_t>(g.heads));
+  return r;
+}
+
+Problem with_kv_repeated(const Problem& p) {
+  const Shape& s = p.shape;
+  Problem r = p;
+  r.shape.kv_heads = s.heads;
+  r.k.clear(); r.v.clear();
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
+    const int64_t from = p.kv_of(bh);
+    r.k.insert(r.k.end(), p.k.begin() + p.k_at(from, 0, 0), p.k.begin() + p.k_at(from + 1, 0, 0));
+    r.v.insert(r.v.end(), p.v.begin() + p.v_at(from, 0, 0), p.v.begin() + p.v_at(from + 1, 0, 0));
+  }
   return r;
 }
 

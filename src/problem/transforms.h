@@ -47,7 +47,11 @@ Problem with_queries_permuted(const Problem& p, const std::vector<int64_t>& perm
 Problem head_alone(const Problem& p, int64_t bh);
 
 // Leading batches and heads, a window of query rows and of keys, and the
-// leading head and value dimensions of p (the mask cut alike).
+// leading head and value dimensions of p. The mask and bias are cut alike (in
+// their broadcast), lengths are clamped to the kept window, ALiBi slopes and
+// sinks kept for the kept heads. Grouped kv heads stay grouped when whole
+// groups are kept; otherwise every kept query head gets a copy of its kv head
+// (the same call, without GQA).
 struct Ranges {
   int64_t batches, heads;
   int64_t q_begin, q_count;
@@ -55,6 +59,10 @@ struct Ranges {
   int64_t head_dims, value_dims;
 };
 Problem restricted(const Problem& p, const Ranges& r);
+
+// The same call without GQA: kv_heads = heads, every query head's kv head
+// copied out (k [batch][heads][kv_len][head_dim], v alike).
+Problem with_kv_repeated(const Problem& p);
 
 // Keys [begin, begin + count) of every head: rows of K and V, mask columns.
 Problem with_keys(const Problem& p, int64_t begin, int64_t count);

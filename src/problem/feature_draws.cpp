@@ -1,0 +1,236 @@
+// Drawing the ABI v2 fields (feature_draws.h). Values are chosen to provoke
+// the faults kernels have: padding that is NaN or huge (it must not leak),
+// windows of 0 and 1 keys and windows wider than the row, soft-caps that bind,
+// biases with -inf entries and whole hidden rows, the ALiBi family real models
+// use, sinks from -80 to 80 and beyond.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "problem/feature_draws.h"
+
+namespace attncheck::gen {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A permutation of the axes {batch, head, row}: BSHD (what FlashAttention
+// takes) half the time, else BHSD or any order.
+std::array<uint8_t, 3> draw_order(Rng& r) {
+  const double c = unit(r);
+  if (c < 0.5) return {0, 2, 1};
+  if (c < 0.7) return {0, 1, 2};
+  std::array<uint8_t, 3> o{0, 1, 2};
+  for (int i = 2; i > 0; --i) std::swap(o[i], o[uniform(r, 0, i)]);
+  return o;
+}
+
+// Unused elements after each step of an axis: mostly none, else a few, now
+// and then 15 to 17 (misaligned rows for vectorised kernels).
+int64_t draw_gap(Rng& r) {
+  const double c = unit(r);
+  if (c < 0.55) return 0;
+  if (c < 0.9) return uniform(r, 1, 4);
+  return uniform(r, 15, 17);
+}
+
+TensorLayout draw_layout(Rng& r) {
+  TensorLayout l;
+  if (chance(r, 0.25)) return l;  // dense BHSD beside strided ones
+  l.order = draw_order(r);
+  for (int64_t& g : l.gap) g = draw_gap(r);
+  return l;
+}
+
+void draw_layouts(Rng& r, ViewLayouts& v) {
+  if (chance(r, 0.35)) {  // one layout for all four, as most kernels take them
+    const TensorLayout l = draw_layout(r);
+    v = {l, l, l, l};
+    return;
+  }
+  for (TensorLayout* l : {&v.q, &v.k, &v.v, &v.out}) *l = draw_layout(r);
+}
+
+// One length in [0, full]: none, all, one, or anything between.
+int32_t draw_len(Rng& r, int64_t full) {
+  const double c = unit(r);
+  if (c < 0.15) return 0;
+  if (c < 0.4) return static_cast<int32_t>(full);
+  if (c < 0.5) return static_cast<int32_t>(std::min<int64_t>(1, full));
+  return static_cast<int32_t>(uniform(r, 0, full));
+}
+
+// What padding rows and keys hold: NaN, a huge value, a value whose square
+// overflows, or (nullopt) the drawn values left there: garbage that looks plausible.
+std::optional<double> draw_padding_value(Rng& r, DType t) {
+  switch (uniform(r, 0, 3)) {
+    case 0: return kNaN;
+    case 1: return chance(r, 0.5) ? max_finite(t) : -max_finite(t);
+    case 2: return round_to(t, std::sqrt(max_finite(t)));
+    default: return std::nullopt;
+  }
+}
+
+// Writes `fill` into every padding row of q and padding key of k and v.
+void fill_padding(Problem& p, double fill) {
+  const Shape& s = p.shape;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = p.q_len_of(b); i < s.q_len; ++i)
+        for (int64_t d = 0; d < s.head_dim; ++d) p.q[p.q_at(b * s.heads + h, i, d)] = fill;
+    for (int64_t kh = 0; kh < s.kv_head_count(); ++kh)
+      for (int64_t j = p.kv_len_of(b); j < s.kv_len; ++j) {
+        const int64_t kv_bh = b * s.kv_head_count() + kh;
+        for (int64_t d = 0; d < s.head_dim; ++d) p.k[p.k_at(kv_bh, j, d)] = fill;
+        for (int64_t c = 0; c < s.value_dim; ++c) p.v[p.v_at(kv_bh, j, c)] = fill;
+      }
+  }
+}
+
+// A side of a window: 0 (the diagonal alone), a few keys, or up to past the row.
+int64_t draw_window_side(Rng& r, int64_t kv_len) {
+  const double c = unit(r);
+  if (c < 0.2) return 0;
+  if (c < 0.7) return uniform(r, 1, std::min<int64_t>(kv_len, 8));
+  return uniform(r, 0, kv_len + 2);
+}
+
+// Soft-caps that bind on unit-variance logits (below 5) and the values models
+// use (Gemma 2: 50 for attention, 30 for the final logits).
+double draw_softcap(Rng& r) {
+  const double c = unit(r);
+  if (c < 0.25) {
+    constexpr double kModel[] = {1, 5, 20, 30, 50};
+    return kModel[uniform(r, 0, 4)];
+  }
+  if (c < 0.35) return round_to(DType::f32, 0.25 + 0.75 * unit(r));
+  return round_to(DType::f32, std::exp(unit(r) * std::log(50.0)));  // log-uniform 1..50
+}
+
+// Bias values in t: Gaussians of a drawn width, small integers, or finite
+// large negatives (-1e4: a soft mask that must not hide the key), with -inf
+// sprinkled in (hidden keys) and now and then whole rows of -inf.
+std::vector<double> draw_bias(Rng& r, DType t, const Shape& stored) {
+  const int64_t n = stored.mask_size(), cols = stored.kv_len;
+  std::vector<double> b(static_cast<std::size_t>(n));
+  const int kind = static_cast<int>(uniform(r, 0, 2));
+  const double sigma = std::exp2(uniform(r, -3, 3));
+  for (double& x : b) {
+    switch (kind) {
+      case 0: x = gaussian(r) * sigma; break;
+      case 1: x = static_cast<double>(uniform(r, -3, 3)); break;
+      default: x = chance(r, 0.3) ? -1e4 : gaussian(r) * sigma; break;
+    }
+    x = round_to(t, x);
+    if (std::isinf(x)) x = std::copysign(max_finite(t), x);
+  }
+  if (chance(r, 0.5)) {
+    const double density = 0.05 + 0.45 * unit(r);
+    for (double& x : b)
+      if (chance(r, density)) x = -kInf;
+  }
+  if (chance(r, 0.2))
+    for (int64_t row = 0; row < n / cols; ++row)
+      if (chance(r, 0.3)) std::fill_n(b.begin() + row * cols, cols, -kInf);
+  return b;
+}
+
+// Marks the stored bias entries that only padding rows or keys read and
+// writes NaN there: what a caller that leaves padding uninitialised sends.
+void poison_bias_padding(Problem& p) {
+  const Shape& s = p.shape;
+  std::vector<uint8_t> live(p.bias.size(), 0);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = 0; i < p.q_len_of(b); ++i)
+        for (int64_t j = 0; j < p.kv_len_of(b); ++j) live[p.bias_at(b * s.heads + h, i, j)] = 1;
+  for (std::size_t e = 0; e < live.size(); ++e)
+    if (!live[e]) p.bias[e] = kNaN;
+}
+
+// ALiBi slopes: the family of the ALiBi paper, 2^(-8k/heads) for k = 1..heads,
+// most of the time; else random slopes, log-uniform over [2^-10, 1], some 0.
+std::vector<double> draw_alibi(Rng& r, int64_t heads) {
+  std::vector<double> m(static_cast<std::size_t>(heads));
+  const bool family = chance(r, 0.6);
+  for (int64_t k = 0; k < heads; ++k) {
+    double x = family ? std::exp2(-8.0 * static_cast<double>(k + 1) / static_cast<double>(heads))
+                      : (chance(r, 0.1) ? 0.0 : std::exp2(-10 * unit(r)));
+    m[k] = round_to(DType::f32, x);
+  }
+  return m;
+}
+
+// Sink logits over a wide range: near the logits, far above them (the sink
+// takes all the weight), far below (it takes none), and extremes.
+std::vector<double> draw_sinks(Rng& r, int64_t heads) {
+  std::vector<double> s(static_cast<std::size_t>(heads));
+  for (double& x : s) {
+    const double c = unit(r);
+    if (c < 0.4) x = gaussian(r) * 2;
+    else if (c < 0.8) x = -80 + 160 * unit(r);
+    else if (c < 0.9) x = 0;
+    else x = (chance(r, 0.5) ? -1 : 1) * std::exp2(10 + 4 * unit(r));
+    x = round_to(DType::f32, x);
+  }
+  return s;
+}
+
+}  // namespace
+
+void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s) {
+  if (!chance(r, 0.45)) return;
+  if (s.heads == 1) {
+    if (max_heads < 2) return;
+    s.heads = uniform(r, 2, max_heads);
+  }
+  std::vector<int64_t> divisors;
+  for (int64_t d = 1; d < s.heads; ++d)
+    if (s.heads % d == 0) divisors.push_back(d);
+  s.kv_heads = chance(r, 0.33) ? 1 : divisors[uniform(r, 0, static_cast<int64_t>(divisors.size()) - 1)];
+}
+
+Broadcast draw_broadcast(Rng& r, bool rows) {
+  Broadcast b;
+  b.per_batch = chance(r, 0.6);
+  b.per_head = chance(r, 0.6);
+  b.per_row = chance(r, 0.6) && rows;
+  return b;
+}
+
+Shape stored_extents(const Shape& s, const Broadcast& how) {
+  return {how.per_batch ? s.batch : 1, how.per_head ? s.heads : 1, how.per_row ? s.q_len : 1, s.kv_len, 1, 1};
+}
+
+void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p) {
+  const FeatureBits f = o.features;
+  const Shape& s = p.shape;
+  if ((f & ATTNCHECK_FEATURE_STRIDES) && chance(r, 0.45)) draw_layouts(r, p.layouts);
+  if ((f & ATTNCHECK_FEATURE_LENGTHS) && chance(r, 0.45)) {
+    const int64_t which = uniform(r, 0, 2);  // q only, kv only, both
+    if (which != 1)
+      for (int64_t b = 0; b < s.batch; ++b) p.q_lens.push_back(draw_len(r, s.q_len));
+    if (which != 0)
+      for (int64_t b = 0; b < s.batch; ++b) p.kv_lens.push_back(draw_len(r, s.kv_len));
+    if (const std::optional<double> fill = draw_padding_value(r, p.dtype)) fill_padding(p, *fill);
+  }
+  if ((f & ATTNCHECK_FEATURE_WINDOW) && chance(r, 0.4)) {
+    const int64_t sides = uniform(r, 0, 2);  // left only, right only, both
+    if (sides != 1) p.window_left = draw_window_side(r, s.kv_len);
+    if (sides != 0) p.window_right = draw_window_side(r, s.kv_len);
+  }
+  if ((f & ATTNCHECK_FEATURE_SOFTCAP) && chance(r, 0.35)) p.softcap = draw_softcap(r);
+  if ((f & ATTNCHECK_FEATURE_BIAS) && chance(r, 0.4)) {
+    p.bias_broadcast = draw_broadcast(r, dense_ok);
+    p.bias = draw_bias(r, p.dtype, stored_extents(s, p.bias_broadcast));
+    if ((!p.q_lens.empty() || !p.kv_lens.empty()) && chance(r, 0.5)) poison_bias_padding(p);
+  }
+  if ((f & ATTNCHECK_FEATURE_ALIBI) && chance(r, 0.35)) p.alibi_slopes = draw_alibi(r, s.heads);
+  if ((f & ATTNCHECK_FEATURE_SINKS) && chance(r, 0.35)) p.sinks = draw_sinks(r, s.heads);
+  if ((f & ATTNCHECK_FEATURE_LSE) && chance(r, 0.5)) p.lse_requested = true;
+}
+
+}  // namespace attncheck::gen

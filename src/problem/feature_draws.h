@@ -1,0 +1,58 @@
+// Drawing and shrinking the ABI v2 fields of a Problem (problem.h, "ABI v2"):
+// grouped kv heads, view layouts, per-sequence lengths and the padding they
+// leave, windows, soft-capping, the additive bias, ALiBi slopes, sinks, the lse
+// request, and broadcast masks. generators.cpp calls these only for the
+// features GenOptions::features allows, so that with kV1Features (the
+// default) not one extra random number is drawn and every seed draws the
+// problem it always drew.
+//
+// Each allowed feature is drawn with its own probability (0.35 to 0.5), so a
+// run sees each alone and in combination.
+//
+// Example usage (inside draw_problem):
+//   if (o.features & ATTNCHECK_FEATURE_GQA) gen::draw_kv_heads(r, max_heads, p.shape);
+//   ... q, k, v, mask ...
+//   gen::draw_late_features(o, domain.masks, r, p);
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "problem/gen_options.h"
+#include "problem/gen_random.h"
+#include "problem/problem.h"
+
+namespace attncheck::gen {
+
+// Features beyond a v1 call's (anything but MASK and CAUSAL) are allowed: the
+// generators may then also broadcast masks over batch, heads or rows.
+inline bool draws_v2(const GenOptions& o) { return (o.features & ~kV1Features) != 0; }
+
+// With probability 0.45, makes s grouped-query: kv_heads a proper divisor of
+// heads (1, multi-query, a third of the time). A single head is first raised to
+// 2..max_heads so that grouping is possible. Draw before k and v are sized.
+void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s);
+
+// Which of batch, heads and rows a mask or bias varies along (each kept with
+// probability 0.6; rows always broadcast when `rows` is false).
+Broadcast draw_broadcast(Rng& r, bool rows);
+
+// The extents a tensor stored with `how` has: [batch'][heads'][q_len'][kv_len]
+// with each broadcast axis 1 (what draw_mask fills for a broadcast mask).
+Shape stored_extents(const Shape& s, const Broadcast& how);
+
+// Everything of v2 drawn after q, k, v and the mask, each within o.features:
+// layouts (STRIDES), q_lens/kv_lens with NaN or huge padding (LENGTHS), window
+// (WINDOW), softcap (SOFTCAP), bias and its broadcast (BIAS; full over rows only
+// when `dense_ok`, the shape domain's masks flag), ALiBi slopes (ALIBI), sinks
+// (SINKS), lse_requested (LSE). p stays consistent.
+void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p);
+
+// Shrink candidates of the v2 fields, most drastic first: each feature
+// dropped, then simpler forms (dense layouts, full lengths, smaller windows,
+// broadcast bias and masks, simpler softcap, slopes, sinks). Only ever removes
+// or simplifies, so every candidate stays within the features p uses. Nothing
+// for a problem that uses no v2 field (v1 shrinking is unchanged).
+void shrink_features(const Problem& p, std::vector<Problem>& out);
+
+}  // namespace attncheck::gen
