@@ -42,6 +42,7 @@ class BudgetedImplementation final : public Implementation {
   std::string name() const override { return inner_.name(); }
   std::string source() const override { return inner_.source(); }
   Outcome run(const Problem& problem) override;
+  FeatureBits features() const override { return inner_.features(); }
 
  private:
   Implementation& inner_;

@@ -29,6 +29,9 @@ struct RunOptions {
   // not `pass` (the CLI's --min-judged, default 20; 0 here: never).
   int min_judged = 0;
   GenOptions gen;           // before the law tailors it
+  // The ABI v2 features problems may use (--features); each law draws within
+  // these, the implementation's declared ones and its own (Law::features).
+  FeatureBits features = kAllFeatures;
 };
 
 // pass: every judged case obeyed the law (and at least min_judged were judged);

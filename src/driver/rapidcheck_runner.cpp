@@ -52,7 +52,18 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   LawReport report;
   report.law = law.name;
   GenOptions gen = options.gen;
+  // Problems within what the run allows, the implementation declares and the
+  // law understands; the features the law is about in every problem.
+  gen.features = options.features & impl.features() & law.features;
+  gen.required = law.required & gen.features & ~kV1Features;
   if (law.tailor) law.tailor(gen);
+  if (const FeatureBits missing = law.required & ~(options.features & impl.features())) {
+    report.status = LawStatus::skipped;
+    report.skip_reason = SkipReason::not_applicable;
+    report.message = "not applicable: the law is about " + feature_list(missing) + ", which " +
+                     ((missing & ~impl.features()) ? impl.name() + " does not declare" : std::string("the run excludes"));
+    return report;
+  }
   const rc::Gen<Problem> problems = gen_problem(gen);
 
   int judged = 0;

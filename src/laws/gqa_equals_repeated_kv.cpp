@@ -7,7 +7,7 @@
 // group size taken as kv_heads. Cannot catch: a fault that repeated heads
 // share (a wrong scale): the other laws see those.
 #include "laws/equivalent_calls.h"
-#include "problem/feature_transforms.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -19,7 +19,7 @@ Law law_gqa_equals_repeated_kv() {
   law.required = ATTNCHECK_FEATURE_GQA;
   law.check = [](Implementation& impl, const Problem& p) {
     if (p.shape.kv_head_count() == p.shape.heads) return Verdict::not_applicable("kv_heads == heads");
-    return equivalent_calls(impl, p, with_kv_heads_repeated(p), "grouped", "repeated");
+    return equivalent_calls(impl, p, with_kv_repeated(p), "grouped", "repeated");
   };
   return law;
 }

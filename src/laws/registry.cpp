@@ -43,6 +43,7 @@ Law law_alibi_equals_bias();
 Law law_softcap_bounds_weights();
 Law law_sink_equals_extra_key();
 Law law_bias_row_shift_invariance();
+Law law_lse_matches_oracle();
 // The implementation as a program.
 Law law_no_crash();
 Law law_no_timeout();
@@ -82,6 +83,7 @@ const std::vector<Law>& all_laws() {
       law_softcap_bounds_weights(),
       law_sink_equals_extra_key(),
       law_bias_row_shift_invariance(),
+      law_lse_matches_oracle(),
       law_no_crash(),
       law_no_timeout(),
       law_no_out_of_bounds_write(),

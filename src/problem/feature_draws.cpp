@@ -181,8 +181,8 @@ std::vector<double> draw_sinks(Rng& r, int64_t heads) {
 
 }  // namespace
 
-void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s) {
-  if (!chance(r, 0.45)) return;
+void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s, bool required) {
+  if (!required && !chance(r, 0.45)) return;
   if (s.heads == 1) {
     if (max_heads < 2) return;
     s.heads = uniform(r, 2, max_heads);
@@ -208,8 +208,12 @@ Shape stored_extents(const Shape& s, const Broadcast& how) {
 void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p) {
   const FeatureBits f = o.features;
   const Shape& s = p.shape;
-  if ((f & ATTNCHECK_FEATURE_STRIDES) && chance(r, 0.45)) draw_layouts(r, p.layouts);
-  if ((f & ATTNCHECK_FEATURE_LENGTHS) && chance(r, 0.45)) {
+  // A feature the options require is always drawn (the law needs it).
+  auto want = [&](FeatureBits bit, double probability) {
+    return (f & bit) && ((o.required & bit) || chance(r, probability));
+  };
+  if (want(ATTNCHECK_FEATURE_STRIDES, 0.45)) draw_layouts(r, p.layouts);
+  if (want(ATTNCHECK_FEATURE_LENGTHS, 0.45)) {
     const int64_t which = uniform(r, 0, 2);  // q only, kv only, both
     if (which != 1)
       for (int64_t b = 0; b < s.batch; ++b) p.q_lens.push_back(draw_len(r, s.q_len));
@@ -217,20 +221,20 @@ void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p) 
       for (int64_t b = 0; b < s.batch; ++b) p.kv_lens.push_back(draw_len(r, s.kv_len));
     if (const std::optional<double> fill = draw_padding_value(r, p.dtype)) fill_padding(p, *fill);
   }
-  if ((f & ATTNCHECK_FEATURE_WINDOW) && chance(r, 0.4)) {
+  if (want(ATTNCHECK_FEATURE_WINDOW, 0.4)) {
     const int64_t sides = uniform(r, 0, 2);  // left only, right only, both
     if (sides != 1) p.window_left = draw_window_side(r, s.kv_len);
     if (sides != 0) p.window_right = draw_window_side(r, s.kv_len);
   }
-  if ((f & ATTNCHECK_FEATURE_SOFTCAP) && chance(r, 0.35)) p.softcap = draw_softcap(r);
-  if ((f & ATTNCHECK_FEATURE_BIAS) && chance(r, 0.4)) {
+  if (want(ATTNCHECK_FEATURE_SOFTCAP, 0.35)) p.softcap = draw_softcap(r);
+  if (want(ATTNCHECK_FEATURE_BIAS, 0.4)) {
     p.bias_broadcast = draw_broadcast(r, dense_ok);
     p.bias = draw_bias(r, p.dtype, stored_extents(s, p.bias_broadcast));
     if ((!p.q_lens.empty() || !p.kv_lens.empty()) && chance(r, 0.5)) poison_bias_padding(p);
   }
-  if ((f & ATTNCHECK_FEATURE_ALIBI) && chance(r, 0.35)) p.alibi_slopes = draw_alibi(r, s.heads);
-  if ((f & ATTNCHECK_FEATURE_SINKS) && chance(r, 0.35)) p.sinks = draw_sinks(r, s.heads);
-  if ((f & ATTNCHECK_FEATURE_LSE) && chance(r, 0.5)) p.lse_requested = true;
+  if (want(ATTNCHECK_FEATURE_ALIBI, 0.35)) p.alibi_slopes = draw_alibi(r, s.heads);
+  if (want(ATTNCHECK_FEATURE_SINKS, 0.35)) p.sinks = draw_sinks(r, s.heads);
+  if (want(ATTNCHECK_FEATURE_LSE, 0.5)) p.lse_requested = true;
 }
 
 }  // namespace attncheck::gen

@@ -5,22 +5,6 @@
 
 namespace attncheck {
 
-Problem with_kv_heads_repeated(const Problem& p) {
-  const Shape& s = p.shape;
-  Problem r = p;
-  r.shape.kv_heads = s.heads;
-  r.k.assign(static_cast<std::size_t>(r.shape.k_size()), 0.0);
-  r.v.assign(static_cast<std::size_t>(r.shape.v_size()), 0.0);
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
-    const int64_t from = p.kv_of(bh);
-    for (int64_t j = 0; j < s.kv_len; ++j) {
-      for (int64_t d = 0; d < s.head_dim; ++d) r.k[r.k_at(bh, j, d)] = p.k[p.k_at(from, j, d)];
-      for (int64_t c = 0; c < s.value_dim; ++c) r.v[r.v_at(bh, j, c)] = p.v[p.v_at(from, j, c)];
-    }
-  }
-  return r;
-}
-
 Problem with_layouts(const Problem& p, const ViewLayouts& layouts) {
   Problem r = p;
   r.layouts = layouts;
@@ -92,13 +76,17 @@ Problem with_padding_filled(const Problem& p, double value) {
         for (int64_t c = 0; c < s.value_dim; ++c) r.v[r.v_at(b * kvh + h, j, c)] = value;
       }
   }
-  // Bias entries at padding (only where the bias is stored per batch: a
-  // broadcast entry is shared with sequences where it is live).
-  if (p.has_bias() && p.bias_broadcast.per_batch && !std::isnan(value))
+  // Bias entries that only padding reads (a broadcast entry shared with a
+  // live row or key stays as it is).
+  if (p.has_bias() && !std::isnan(value)) {
+    std::vector<uint8_t> live(p.bias.size(), 0);
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
       for (int64_t i = 0; i < s.q_len; ++i)
         for (int64_t j = 0; j < s.kv_len; ++j)
-          if (!p.row_exists(bh, i) || j >= p.kv_len_of(bh / s.heads)) r.bias[r.bias_at(bh, i, j)] = value;
+          if (p.row_exists(bh, i) && j < p.kv_len_of(bh / s.heads)) live[p.bias_at(bh, i, j)] = 1;
+    for (std::size_t k = 0; k < live.size(); ++k)
+      if (!live[k]) r.bias[k] = value;
+  }
   return r;
 }
 

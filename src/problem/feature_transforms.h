@@ -3,9 +3,10 @@
 // implementation's answer on a problem with its answer on the transformed one.
 // Each keeps every other feature of the problem as it is.
 //
-// Example usage (law gqa_equals_repeated_kv):
-//   const Problem plain = with_kv_heads_repeated(p);   // kv_heads == heads
+// Example usage (law window_equals_mask):
+//   const Problem plain = with_window_as_mask(p);   // no window, a full mask
 //   ... run both, compare within each one's bound ...
+// (GQA's plain form, with_kv_repeated, lives in problem/transforms.h.)
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,6 @@
 
 namespace attncheck {
 
-// kv_heads = heads: every query head gets its own copy of the K and V head it
-// reads (k, v [batch][heads][kv_len][dim]).
-Problem with_kv_heads_repeated(const Problem& p);
-
 // The same problem with the given view layouts (the logical tensors unchanged).
 Problem with_layouts(const Problem& p, const ViewLayouts& layouts);
 
@@ -27,8 +24,9 @@ Problem with_layouts(const Problem& p, const ViewLayouts& layouts);
 // the sequence has no row or no key (nothing to compare there).
 std::optional<Problem> sequence_alone(const Problem& p, int64_t b);
 
-// Padding rows and keys of q, k, v (and the mask and bias entries at them,
-// where those are stored per row) set to `value` (NaN, or a huge number).
+// Padding rows and keys of q, k, v set to `value` (NaN, or a huge number),
+// and the bias entries that only padding reads (for a finite value: a bias
+// holds no NaN outside NaN laws).
 Problem with_padding_filled(const Problem& p, double value);
 
 // No window; a mask that also hides what the window hid (full mask).

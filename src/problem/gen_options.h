@@ -66,6 +66,10 @@ struct GenOptions {
   // problems of ABI v1, from the same seeds as always. Any bit beyond them
   // also lets masks be broadcast over batch, heads or rows (problem/feature_draws.h).
   FeatureBits features = kV1Features;
+  // Features (within `features`) every drawn problem uses, as far as its
+  // shape allows (GQA needs two heads): a law about one feature asks for it
+  // here rather than discarding the problems that lack it. Only v2 bits.
+  FeatureBits required = 0;
   bool explicit_scale = true;   // may draw an explicit scale (else always the default)
   unsigned families = kClassicFamilies;
   // Grows lengths and dims by this factor in long runs (ATTNCHECK_SIZE=long).

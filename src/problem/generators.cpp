@@ -219,7 +219,8 @@ Problem draw_problem(const GenOptions& o, Rng& r, int size) {
     else p.scale = c < 0.975 ? 0.0 : -std::exp2(-3 + 3 * unit(r));
     p.scale = round_to(p.dtype, p.scale);
   }
-  if (o.features & ATTNCHECK_FEATURE_GQA) gen::draw_kv_heads(r, max_heads, s);
+  if (o.features & ATTNCHECK_FEATURE_GQA)
+    gen::draw_kv_heads(r, max_heads, s, (o.required & ATTNCHECK_FEATURE_GQA) != 0);
   p.q = draw_tensor(r, p.dtype, s.q_size(), o.families, s.head_dim, s.head_dim);
   p.k = draw_tensor(r, p.dtype, s.k_size(), o.families, s.head_dim, s.head_dim);
   p.v = draw_tensor(r, p.dtype, s.v_size(), o.families, s.head_dim, s.value_dim);

@@ -37,7 +37,10 @@ def run(args, expect_rc, env=None, timeout=300):
 
 
 def laws_of(report):
-    return {l["law"]: l for l in report["implementations"][0]["laws"]}
+    # Laws about an ABI v2 feature a (v1) plugin does not declare are skipped
+    # by design ("... which <plugin> does not declare"): not what these tests judge.
+    return {l["law"]: l for l in report["implementations"][0]["laws"]
+            if not (l["status"] == "skipped" and "does not declare" in l.get("message", ""))}
 
 
 def check_reload_fault(how, extra):
