@@ -1,6 +1,33 @@
 // libtorch_attention: libtorch 1.13's scaled dot-product attention behind the
-// pinned plugin ABI (attncheck/plugin.h), so that attncheck checks a real
-// third-party implementation rather than one of ours.
+// pinned plugin ABI, version 2 (attncheck/plugin_v2.h) and version 1
+// (attncheck/plugin.h), so that attncheck checks a real third-party implementation
+// rather than one of ours.
+//
+// Version 2 declares only what libtorch 1.13 does itself (features below):
+//   STRIDES   q, k, v are from_blob views with the call's sizes and strides (any
+//             axis order, gaps): ATen reads them through their strides, no copy by
+//             the adapter. The output is written with copy_ into a from_blob view of
+//             call->out with its strides, which touches the live elements only.
+//   MASK      the uint8 mask view (strides, 0 = broadcast) becomes the bool attn_mask.
+//   CAUSAL    as in version 1 (below).
+//   BIAS      the additive bias, a view in the call's dtype (strides, 0 = broadcast),
+//             is the float attn_mask, which 1.13 adds to the scaled scores; -inf
+//             there hides a key the way the bool mask's -inf does. 1.13 takes one
+//             attn_mask, so with a mask or a causal rule as well the bias gets -inf
+//             where those hide a key (bias.masked_fill(!allow, -inf)): exactly the
+//             conversion 1.13 applies to a bool mask itself (zeros, -inf where False).
+// Not declared, because 1.13 has no such input and the adapter would have to compute
+// it itself, so the checker would check the adapter's arithmetic instead of libtorch's:
+//   GQA       1.13's SDPA needs as many k/v heads as q heads (enable_gqa came in
+//             2.5); repeat_interleave of K and V would be the adapter's emulation.
+//   LENGTHS, WINDOW   would be masks built by the adapter.
+//   SOFTCAP, SINKS    have no place in 1.13's math path (tanh before the mask add,
+//             an extra softmax term).
+//   ALIBI     would be a bias built by the adapter.
+//   LSE       1.13 returns the attention weights, not the log-sum-exp.
+// A call that uses an undeclared feature anyway (the checker never sends one) is
+// ATTNCHECK_UNSUPPORTED. The version-1 entry translates its dense call into a dense
+// version-2 call and computes it with the same code, exactly as before.
 //
 // Entry point wrapped: at::_scaled_dot_product_attention (ATen/ops/
 // _scaled_dot_product_attention.h in 1.13):
@@ -10,7 +37,8 @@
 // (scale q, matmul, add the -inf mask, softmax, matmul; from upstream's
 // attention.cpp as remembered, consistent with every experiment here). It is the only
 // libtorch entry point this adapter calls besides tensor plumbing (from_blob,
-// ones/tril, logical_and, mul, contiguous, to) and torch::set_num_threads.
+// ones/tril, ne, logical_and, logical_not, masked_fill, mul, copy_) and
+// torch::set_num_threads.
 //
 // How each ABI field is mapped (docs/torch-findings.md says how each was verified):
 //   dtype     F32 -> kFloat, F64 -> kDouble, BF16 -> kBFloat16 (libtorch's
@@ -19,8 +47,8 @@
 //             not implemented for Half ("bmm" not implemented for 'Half').
 //   shapes    q [batch, heads, q_len, head_dim], k [batch, heads, kv_len, head_dim],
 //             v [batch, heads, kv_len, value_dim]: from_blob over the call's
-//             buffers, no copy (they are contiguous row-major, exactly ATen's
-//             default strides). value_dim may differ from head_dim.
+//             buffers with the call's strides (a v1 call's are ATen's default,
+//             row-major ones), no copy. value_dim may differ from head_dim.
 //   causal    TOP_LEFT with no mask -> is_causal = true: 1.13's is_causal builds
 //             ones({q_len, kv_len}).tril(), i.e. key j visible to query i iff
 //             j <= i, which is the ABI's TOP_LEFT also when q_len != kv_len
@@ -31,7 +59,7 @@
 //             TOP_LEFT = tril(0), BOTTOM_RIGHT = tril(kv_len - q_len).
 //   mask      the ABI's uint8 mask [batch, heads, q_len, kv_len] (nonzero = may
 //             attend) becomes a bool tensor of the same shape, and-ed with the
-//             causal mask. In 1.13 a bool attn_mask means True = takes part in
+//             causal mask (and, with a bias, -inf in the bias where it is False). In 1.13 a bool attn_mask means True = takes part in
 //             attention (it is turned into an additive mask with -inf where
 //             False); verified by experiment against a hand-written softmax.
 //   scale     1.13's function has no scale argument: it always uses
@@ -44,8 +72,8 @@
 //             (s q.k is the same product); when both would overflow the call is
 //             ATTNCHECK_UNSUPPORTED, because that overflow would be the adapter's,
 //             not libtorch's. NaN scale (= "your default") means no folding.
-//   out       the output tensor, made contiguous in the call's dtype, is copied
-//             into call->out (batch*heads*q_len*value_dim elements).
+//   out       the output tensor [batch, heads, q_len, value_dim] is copied (copy_,
+//             converting to the call's dtype) into the view of call->out.
 //   errors    c10::Error and std::exception -> return 2 with the message in err.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -53,14 +81,18 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 
-#include "attncheck/plugin.h"
+#include "attncheck/plugin_v2.h"
 
 namespace {
+
+// What version 2 declares: the features 1.13 computes itself (header comment).
+constexpr uint32_t kFeatures =
+    ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_STRIDES | ATTNCHECK_FEATURE_BIAS;
 
 // Copies `message` into the checker's err buffer, truncated and NUL-terminated.
 // libtorch's messages carry a C++ backtrace after the first line: keep the first
@@ -83,21 +115,34 @@ std::optional<at::ScalarType> torch_dtype(attncheck_dtype dtype) {
   return std::nullopt;
 }
 
-// A view of one of the call's read-only buffers as a tensor of `sizes`. from_blob
-// does not own or copy the memory; the tensor lives only inside forward().
-at::Tensor view(const void* data, at::IntArrayRef sizes, at::ScalarType type) {
-  return at::from_blob(const_cast<void*>(data), sizes, at::TensorOptions().dtype(type));
+// A tensor of `sizes` over the call's memory at `data`, element (b, h, r, c) at
+// data + sum of index * stride, exactly as the ABI's views say. from_blob neither
+// owns nor copies the memory; the tensor lives only inside forward().
+at::Tensor view(const void* data, at::IntArrayRef sizes, const int64_t (&stride)[4], at::ScalarType type) {
+  return at::from_blob(const_cast<void*>(data), sizes, at::IntArrayRef(stride, 4), at::TensorOptions().dtype(type));
+}
+
+// The first feature the call uses that this adapter does not declare, or nullptr.
+// The checker never sends one (undeclared features hold their neutral values).
+const char* undeclared_feature(const attncheck_call_v2& c) {
+  if (c.kv_heads != c.heads) return "GQA (kv_heads < heads)";
+  if (c.q_lens || c.kv_lens) return "LENGTHS";
+  if (c.window_left >= 0 || c.window_right >= 0) return "WINDOW";
+  if (c.softcap != 0) return "SOFTCAP";
+  if (c.alibi_slopes) return "ALIBI";
+  if (c.sinks) return "SINKS";
+  if (c.lse) return "LSE";
+  return nullptr;
 }
 
 // The explicit boolean mask [batch, heads, q_len, kv_len] (True = may attend) for
-// everything the call restricts, or an undefined tensor when nothing is restricted
-// or is_causal alone expresses it (TOP_LEFT without a mask).
-at::Tensor explicit_mask(const attncheck_call& c) {
-  const bool causal_as_flag = c.causal == ATTNCHECK_CAUSAL_TOP_LEFT && !c.mask;
+// what the mask and the causal rule restrict, or an undefined tensor when nothing is
+// restricted or is_causal alone expresses it (TOP_LEFT with no mask and no bias).
+at::Tensor explicit_allow(const attncheck_call_v2& c, bool causal_as_flag) {
   at::Tensor allow;
-  if (c.mask) {
-    // [batch, heads, q_len, kv_len] uint8, nonzero = may attend.
-    allow = view(c.mask, {c.batch, c.heads, c.q_len, c.kv_len}, at::kByte).ne(0);
+  if (c.mask.data) {
+    // [batch, heads, q_len, kv_len] uint8 through its strides (0 = broadcast), nonzero = may attend.
+    allow = view(c.mask.data, {c.batch, c.heads, c.q_len, c.kv_len}, c.mask.stride, at::kByte).ne(0);
   }
   if (c.causal != ATTNCHECK_CAUSAL_NONE && !causal_as_flag) {
     // [q_len, kv_len]; tril(d) keeps j <= i + d: d = 0 is TOP_LEFT,
@@ -107,6 +152,19 @@ at::Tensor explicit_mask(const attncheck_call& c) {
     allow = allow.defined() ? at::logical_and(allow, causal) : causal.expand({c.batch, c.heads, c.q_len, c.kv_len});
   }
   return allow;
+}
+
+// The attn_mask 1.13 gets: the bias (float, added to the scores) with -inf where
+// `allow` is False, else the bool `allow` itself, else none.
+c10::optional<at::Tensor> attn_mask_of(const attncheck_call_v2& c, at::ScalarType type, const at::Tensor& allow) {
+  if (c.bias.data) {
+    // [batch, heads, q_len, kv_len] in the call's dtype, through its strides (0 = broadcast).
+    at::Tensor bias = view(c.bias.data, {c.batch, c.heads, c.q_len, c.kv_len}, c.bias.stride, type);
+    if (allow.defined()) bias = bias.masked_fill(allow.logical_not(), -std::numeric_limits<double>::infinity());
+    return bias;
+  }
+  if (allow.defined()) return allow;
+  return c10::nullopt;
 }
 
 // Multiplies q (or, failing that, k) by `factor`, in their dtype, into a new
@@ -127,24 +185,27 @@ bool fold_scale(at::Tensor& q, at::Tensor& k, double factor) {
   return false;
 }
 
-int forward(const attncheck_call* call, char* err, size_t err_len) {
+int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
   try {
     // The checker runs plugins in a child process on a small machine: one
     // intra-op thread keeps libtorch from oversubscribing it.
     at::set_num_threads(1);
 
-    const attncheck_call& c = *call;
+    const attncheck_call_v2& c = *call;
     const std::optional<at::ScalarType> type = torch_dtype(c.dtype);
     if (!type) {
       set_error(err, err_len,
                 "libtorch 1.13 has no CPU half-precision matmul (\"bmm\" not implemented for 'Half'): f16 unsupported");
       return ATTNCHECK_UNSUPPORTED;
     }
+    if (const char* feature = undeclared_feature(c)) {
+      set_error(err, err_len, std::string("libtorch 1.13 adapter does not declare ") + feature);
+      return ATTNCHECK_UNSUPPORTED;
+    }
 
-    at::Tensor q = view(c.q, {c.batch, c.heads, c.q_len, c.head_dim}, *type);
-    const at::Tensor v = view(c.v, {c.batch, c.heads, c.kv_len, c.value_dim}, *type);
-
-    at::Tensor k = view(c.k, {c.batch, c.heads, c.kv_len, c.head_dim}, *type);
+    at::Tensor q = view(c.q.data, {c.batch, c.heads, c.q_len, c.head_dim}, c.q.stride, *type);
+    at::Tensor k = view(c.k.data, {c.batch, c.heads, c.kv_len, c.head_dim}, c.k.stride, *type);
+    const at::Tensor v = view(c.v.data, {c.batch, c.heads, c.kv_len, c.value_dim}, c.v.stride, *type);
     // Fold the requested scale into q (see the header comment): libtorch then
     // multiplies q by 1/sqrt(head_dim), and factor / sqrt(head_dim) = scale.
     if (!std::isnan(c.scale)) {
@@ -157,22 +218,22 @@ int forward(const attncheck_call* call, char* err, size_t err_len) {
       }
     }
 
-    const at::Tensor mask = explicit_mask(c);
-    const bool is_causal = c.causal == ATTNCHECK_CAUSAL_TOP_LEFT && !c.mask;
-    c10::optional<at::Tensor> attn_mask;
-    if (mask.defined()) attn_mask = mask;
+    // 1.13 refuses is_causal together with an attn_mask: TOP_LEFT is the flag only alone.
+    const bool is_causal = c.causal == ATTNCHECK_CAUSAL_TOP_LEFT && !c.mask.data && !c.bias.data;
+    const c10::optional<at::Tensor> attn_mask = attn_mask_of(c, *type, explicit_allow(c, is_causal));
 
     auto result = at::_scaled_dot_product_attention(q, k, v, attn_mask, /*dropout_p=*/0.0,
                                                     /*need_attn_weights=*/false, is_causal);
-    // [batch, heads, q_len, value_dim], in the call's dtype and contiguous.
-    const at::Tensor out = std::get<0>(result).to(*type).contiguous();
-    const int64_t expected = c.batch * c.heads * c.q_len * c.value_dim;
-    if (out.numel() != expected) {
-      set_error(err, err_len,
-                "libtorch returned " + std::to_string(out.numel()) + " elements, expected " + std::to_string(expected));
+    // [batch, heads, q_len, value_dim].
+    const at::Tensor& out = std::get<0>(result);
+    const std::vector<int64_t> expected = {c.batch, c.heads, c.q_len, c.value_dim};
+    if (out.sizes() != at::IntArrayRef(expected)) {
+      set_error(err, err_len, "libtorch returned an output of shape " + c10::str(out.sizes()) + ", expected " +
+                                  c10::str(at::IntArrayRef(expected)));
       return 2;
     }
-    std::memcpy(c.out, out.data_ptr(), static_cast<size_t>(expected) * out.element_size());
+    // Written through out's strides: the gaps between its elements stay as they are.
+    view(c.out.data, expected, c.out.stride, *type).copy_(out);
     return ATTNCHECK_OK;
   } catch (const c10::Error& e) {
     set_error(err, err_len, std::string("libtorch: ") + e.what_without_backtrace());
@@ -183,8 +244,45 @@ int forward(const attncheck_call* call, char* err, size_t err_len) {
   }
 }
 
-const attncheck_impl kImpl = {ATTNCHECK_ABI_VERSION, "libtorch-sdpa-1.13", forward};
+// Row-major strides of a dense [d0][d1][d2][d3] tensor.
+void dense_strides(int64_t (&stride)[4], int64_t d1, int64_t d2, int64_t d3) {
+  stride[3] = 1;
+  stride[2] = d3;
+  stride[1] = d2 * d3;
+  stride[0] = d1 * d2 * d3;
+}
+
+// A v1 call is a dense v2 call with every other field neutral.
+int forward_v1(const attncheck_call* c1, char* err, size_t err_len) {
+  attncheck_call_v2 c{};
+  c.dtype = c1->dtype;
+  c.batch = c1->batch;
+  c.heads = c.kv_heads = c1->heads;
+  c.q_len = c1->q_len;
+  c.kv_len = c1->kv_len;
+  c.head_dim = c1->head_dim;
+  c.value_dim = c1->value_dim;
+  c.q.data = c1->q;
+  dense_strides(c.q.stride, c1->heads, c1->q_len, c1->head_dim);
+  c.k.data = c1->k;
+  dense_strides(c.k.stride, c1->heads, c1->kv_len, c1->head_dim);
+  c.v.data = c1->v;
+  dense_strides(c.v.stride, c1->heads, c1->kv_len, c1->value_dim);
+  c.out.data = c1->out;
+  dense_strides(c.out.stride, c1->heads, c1->q_len, c1->value_dim);
+  c.causal = c1->causal;
+  c.window_left = c.window_right = -1;
+  c.scale = c1->scale;
+  c.mask.data = c1->mask;
+  if (c1->mask) dense_strides(c.mask.stride, c1->heads, c1->q_len, c1->kv_len);
+  return forward_v2(&c, err, err_len);
+}
+
+const attncheck_impl kImplV1 = {ATTNCHECK_ABI_VERSION, "libtorch-sdpa-1.13", forward_v1};
+const attncheck_impl_v2 kImplV2 = {ATTNCHECK_ABI_VERSION_2, kFeatures, "libtorch-sdpa-1.13", forward_v2,
+                                   /*backward=*/nullptr};
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const attncheck_impl* attncheck_plugin_v1(void) { return &kImpl; }
+extern "C" __attribute__((visibility("default"))) const attncheck_impl* attncheck_plugin_v1(void) { return &kImplV1; }
+extern "C" __attribute__((visibility("default"))) const attncheck_impl_v2* attncheck_plugin_v2(void) { return &kImplV2; }

@@ -24,4 +24,13 @@ class Implementation {
   virtual FeatureBits features() const { return kV1Features; }
 };
 
+// What an implementation answers, without being called, for a problem that
+// uses a feature it does not declare: never sent, so "unsupported" (a law that
+// only drew such problems judged nothing, and cannot pass). "" message: declared.
+inline std::string undeclared_features(const Problem& problem, FeatureBits declared) {
+  const FeatureBits missing = problem.features() & ~declared;
+  if (!missing) return "";
+  return "not called: the problem uses " + feature_list(missing) + ", which the implementation does not declare";
+}
+
 }  // namespace attncheck

@@ -9,14 +9,22 @@
 namespace attncheck {
 
 Outcome InProcessImplementation::run(const Problem& problem) {
-  const CallLayout layout = layout_for(problem);
+  if (std::string why = undeclared_features(problem, features()); !why.empty())
+    return {CallStatus::unsupported, {}, why};
+  const CallLayout layout = layout_for(problem, forward_v2_ ? 2 : 1);
   struct Free { void operator()(uint8_t* p) const { std::free(p); } };
   std::unique_ptr<uint8_t, Free> region(static_cast<uint8_t*>(std::aligned_alloc(CallLayout::kAlign, layout.total)));
   if (!region) return {CallStatus::error, {}, "cannot allocate the call's buffers"};
   encode_call(problem, layout, region.get());
-  const attncheck_call call = abi_call(problem, layout, region.get());
   char err[512] = {0};
-  const int rc = forward_(&call, err, sizeof err);
+  int rc = 0;
+  if (forward_v2_) {
+    const attncheck_call_v2 call = abi_call_v2(problem, layout, region.get());
+    rc = forward_v2_(&call, err, sizeof err);
+  } else {
+    const attncheck_call call = abi_call(problem, layout, region.get());
+    rc = forward_(&call, err, sizeof err);
+  }
   err[sizeof err - 1] = 0;
   return outcome_from_return(rc, err, problem, layout, region.get());
 }
@@ -25,6 +33,8 @@ std::unique_ptr<Implementation> make_builtin(std::string_view name) {
   const BuiltinInfo* info = find_builtin(name);
   if (!info) return nullptr;
   if (info->reset) info->reset();
+  if (info->forward_v2)
+    return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward_v2, info->features);
   return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward);
 }
 

@@ -14,13 +14,19 @@ namespace attncheck {
 class InProcessImplementation final : public Implementation {
  public:
   InProcessImplementation(std::string name, ForwardFn forward) : name_(std::move(name)), forward_(forward) {}
+  // A v2 built-in: called through ABI v2 for every problem within `features`.
+  InProcessImplementation(std::string name, ForwardV2Fn forward, FeatureBits features)
+      : name_(std::move(name)), forward_v2_(forward), features_(features) {}
   std::string name() const override { return name_; }
   std::string source() const override { return "builtin:" + name_; }
   Outcome run(const Problem& problem) override;
+  FeatureBits features() const override { return features_; }
 
  private:
   std::string name_;
-  ForwardFn forward_;
+  ForwardFn forward_ = nullptr;
+  ForwardV2Fn forward_v2_ = nullptr;
+  FeatureBits features_ = kV1Features;
 };
 
 // The built-in of that name (see impls/builtins.h), or nullptr. A new instance

@@ -101,30 +101,51 @@ void isolate(int& sock, int& region_fd) {
   close_fds(hi + 1, ~0u);
 }
 
-// Loads the plugin and fills `hello`; the impl on success, else nullptr.
-const attncheck_impl* load(const char* path, HelloMessage& hello) {
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    hello.status = LoadStatus::dlopen_failed;
-    copy_text(hello.text, sizeof hello.text, dlerror());
-    return nullptr;
-  }
-  dlerror();
-  void* sym = dlsym(lib, "attncheck_plugin_v1");
-  if (!sym) {
-    hello.status = LoadStatus::no_symbol;
-    const char* e = dlerror();
-    copy_text(hello.text, sizeof hello.text, e ? e : "attncheck_plugin_v1 resolves to NULL");
-    return nullptr;
-  }
-  using EntryFn = const attncheck_impl* (*)();
-  const attncheck_impl* impl = reinterpret_cast<EntryFn>(sym)();
+// The plugin's entry points: v2 when it exports attncheck_plugin_v2 (which
+// then must be sound: a broken v2 export is refused, not skipped), else v1.
+struct Entry {
+  const attncheck_impl* v1 = nullptr;
+  const attncheck_impl_v2* v2 = nullptr;
+  bool loaded() const { return v1 || v2; }
+};
+
+// abi_version is the only field every ABI version is promised to share:
+// nothing else of the struct is read before it matches.
+const attncheck_impl_v2* load_v2(void* sym, HelloMessage& hello) {
+  using EntryFn = const attncheck_impl_v2* (*)();
+  const attncheck_impl_v2* impl = reinterpret_cast<EntryFn>(sym)();
+  copy_text(hello.text, sizeof hello.text, "attncheck_plugin_v2");
   if (!impl) {
     hello.status = LoadStatus::null_impl;
     return nullptr;
   }
-  // abi_version is the only field every ABI version is promised to share:
-  // nothing else of the struct is read before it matches.
+  hello.abi_version = impl->abi_version;
+  if (impl->abi_version != ATTNCHECK_ABI_VERSION_2) {
+    hello.status = LoadStatus::abi_mismatch;
+    return nullptr;
+  }
+  hello.features = impl->features;
+  if (impl->features & ~((1u << 11) - 1)) {
+    hello.status = LoadStatus::unknown_features;
+    return nullptr;
+  }
+  if (!impl->forward) {
+    hello.status = LoadStatus::null_forward;
+    return nullptr;
+  }
+  hello.status = LoadStatus::ok;
+  copy_text(hello.text, sizeof hello.text, impl->name);
+  return impl;
+}
+
+const attncheck_impl* load_v1(void* sym, HelloMessage& hello) {
+  using EntryFn = const attncheck_impl* (*)();
+  const attncheck_impl* impl = reinterpret_cast<EntryFn>(sym)();
+  copy_text(hello.text, sizeof hello.text, "attncheck_plugin_v1");
+  if (!impl) {
+    hello.status = LoadStatus::null_impl;
+    return nullptr;
+  }
   hello.abi_version = impl->abi_version;
   if (impl->abi_version != ATTNCHECK_ABI_VERSION) {
     hello.status = LoadStatus::abi_mismatch;
@@ -137,6 +158,27 @@ const attncheck_impl* load(const char* path, HelloMessage& hello) {
   hello.status = LoadStatus::ok;
   copy_text(hello.text, sizeof hello.text, impl->name);
   return impl;
+}
+
+// Loads the plugin and fills `hello`.
+Entry load(const char* path, HelloMessage& hello) {
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    hello.status = LoadStatus::dlopen_failed;
+    copy_text(hello.text, sizeof hello.text, dlerror());
+    return {};
+  }
+  dlerror();
+  if (void* sym = dlsym(lib, "attncheck_plugin_v2")) return {nullptr, load_v2(sym, hello)};
+  dlerror();
+  void* sym = dlsym(lib, "attncheck_plugin_v1");
+  if (!sym) {
+    hello.status = LoadStatus::no_symbol;
+    const char* e = dlerror();
+    copy_text(hello.text, sizeof hello.text, e ? e : "attncheck_plugin_v1 resolves to NULL");
+    return {};
+  }
+  return {load_v1(sym, hello), nullptr};
 }
 
 // Whether the host's own socket is gone: the plugin closed (or replaced) it.
@@ -171,9 +213,9 @@ void run_host_child(const char* path, int sock, int region_fd) {
   g_sock = sock;
 
   HelloMessage hello;
-  const attncheck_impl* impl = load(path, hello);
+  const Entry impl = load(path, hello);
   if (!send_all(sock, &hello, sizeof hello)) _exit(lost_connection() ? kExitLostConnection : 0);
-  if (!impl) _exit(0);
+  if (!impl.loaded()) _exit(0);
 
   uint8_t* base = nullptr;
   std::size_t mapped = 0;
@@ -216,23 +258,33 @@ void run_host_child(const char* path, int sock, int region_fd) {
       mapped = req.region_size;
     }
 
-    attncheck_call call{};
-    call.dtype = static_cast<attncheck_dtype>(req.dtype);
-    call.batch = req.batch;
-    call.heads = req.heads;
-    call.q_len = req.q_len;
-    call.kv_len = req.kv_len;
-    call.head_dim = req.head_dim;
-    call.value_dim = req.value_dim;
-    call.causal = static_cast<attncheck_causal>(req.causal);
-    call.scale = req.scale;
-    call.q = base + req.q;
-    call.k = base + req.k;
-    call.v = base + req.v;
-    call.mask = req.has_mask ? base + req.mask : nullptr;
-    call.out = base + req.out;
-
-    reply.rc = impl->forward(&call, reply.err, sizeof reply.err);
+    if (req.abi == 2 && impl.v2) {
+      const attncheck_call_v2 call = from_wire(req.v2, base);
+      reply.rc = impl.v2->forward(&call, reply.err, sizeof reply.err);
+    } else if (req.abi == 1 && impl.v1) {
+      attncheck_call call{};
+      call.dtype = static_cast<attncheck_dtype>(req.dtype);
+      call.batch = req.batch;
+      call.heads = req.heads;
+      call.q_len = req.q_len;
+      call.kv_len = req.kv_len;
+      call.head_dim = req.head_dim;
+      call.value_dim = req.value_dim;
+      call.causal = static_cast<attncheck_causal>(req.causal);
+      call.scale = req.scale;
+      call.q = base + req.q;
+      call.k = base + req.k;
+      call.v = base + req.v;
+      call.mask = req.has_mask ? base + req.mask : nullptr;
+      call.out = base + req.out;
+      reply.rc = impl.v1->forward(&call, reply.err, sizeof reply.err);
+    } else {
+      reply.host_failed = 1;
+      std::snprintf(reply.err, sizeof reply.err, "host child got a v%d call for a v%d plugin", req.abi,
+                    impl.v2 ? 2 : 1);
+      if (!send_all(sock, &reply, sizeof reply)) _exit(0);
+      continue;
+    }
     reply.err[sizeof reply.err - 1] = 0;  // the plugin may not have terminated it
     if (!send_all(sock, &reply, sizeof reply)) _exit(lost_connection() ? kExitLostConnection : 0);
   }

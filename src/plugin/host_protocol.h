@@ -4,7 +4,8 @@
 // shares the child with this protocol but not its fd numbers' meaning to the
 // parent: whatever it prints goes to stderr, never into the socket.
 //
-//   child  -> parent  HelloMessage   once, after dlopen + attncheck_plugin_v1()
+//   child  -> parent  HelloMessage   once, after dlopen + attncheck_plugin_v2()
+//                                    (or, without it, attncheck_plugin_v1())
 //   parent -> child   CallRequest    one per forward call; the tensors are in
 //                                    the shared region (see call_layout.h)
 //   child  -> parent  CallReply      forward's return code and err text
@@ -24,7 +25,8 @@
 
 #include <cstdint>
 
-#include "attncheck/plugin.h"
+#include "attncheck/plugin_v2.h"
+#include "plugin/call_wire.h"
 
 namespace attncheck::host {
 
@@ -32,14 +34,16 @@ enum class LoadStatus : int32_t {
   ok = 0,          // text = the plugin's name
   dlopen_failed,   // text = dlerror()
   no_symbol,       // text = dlerror()
-  null_impl,       // attncheck_plugin_v1() returned NULL
-  abi_mismatch,    // abi_version holds what the plugin reports
-  null_forward,    // the attncheck_impl has no forward function
+  null_impl,       // attncheck_plugin_v1() (or _v2, text says which) returned NULL
+  abi_mismatch,    // abi_version holds what the plugin reports; text the symbol
+  null_forward,    // the attncheck_impl (or _v2) has no forward function; text the symbol
+  unknown_features,  // features holds bits no ATTNCHECK_FEATURE_* names
 };
 
 struct HelloMessage {
   LoadStatus status = LoadStatus::ok;
-  uint32_t abi_version = 0;
+  uint32_t abi_version = 0;  // 1 or 2: the ABI the host calls the plugin through
+  uint32_t features = 0;     // a v2 plugin's ATTNCHECK_FEATURE_* bits
   char text[1024] = {};
 };
 
@@ -48,7 +52,9 @@ struct CallRequest {
   // 1: this message carries a new region memfd (SCM_RIGHTS) that replaces the
   // child's; the region is sealed at region_size bytes (shared_region.h).
   int32_t region_fd_attached = 0;
-  // Offsets into the region (CallLayout).
+  int32_t abi = 1;  // 2: the call is `v2`; 1: the fields below
+  WireCallV2 v2;
+  // Offsets into the region (CallLayout) of a v1 call.
   uint64_t q = 0, k = 0, v = 0, mask = 0, out = 0;
   int32_t dtype = 0, causal = 0, has_mask = 0;
   int64_t batch = 0, heads = 0, q_len = 0, kv_len = 0, head_dim = 0, value_dim = 0;

@@ -37,6 +37,8 @@ class PluginImplementation final : public Implementation {
   std::string name() const override { return name_; }
   std::string source() const override { return "plugin:" + path_; }
   Outcome run(const Problem& problem) override;
+  // A v2 plugin's declared features; a v1 plugin takes masks and causal rules.
+  FeatureBits features() const override { return abi_ == 2 ? features_ : kV1Features; }
 
   // Starts (or restarts) the host child and waits for its hello.
   StartFailure start_host();
@@ -59,6 +61,8 @@ class PluginImplementation final : public Implementation {
   std::string path_;
   PluginOptions options_;
   std::string name_;
+  uint32_t abi_ = 1;        // the ABI the plugin is called through (its hello)
+  FeatureBits features_ = 0;
   SharedRegion region_;
   uint64_t child_region_generation_ = 0;  // the region the running child has
   ChildProcess child_;
@@ -91,6 +95,8 @@ StartFailure PluginImplementation::start_host() {
   }
   hello.text[sizeof hello.text - 1] = 0;
   name_ = hello.text[0] ? printable(hello.text) : base_name(path_);
+  abi_ = hello.abi_version;
+  features_ = hello.features;
   return {};
 }
 
@@ -101,7 +107,9 @@ Outcome PluginImplementation::run(const Problem& problem) {
     return o;
   }
   if (cannot_restart_) return *cannot_restart_;
-  const CallLayout layout = layout_for(problem);
+  if (std::string why = undeclared_features(problem, features()); !why.empty())
+    return {CallStatus::unsupported, {}, why};
+  const CallLayout layout = layout_for(problem, static_cast<int>(abi_));
   std::string why;
   if (!region_.ensure(layout.total, why)) return {CallStatus::error, {}, why};
   if (!child_.running()) {
@@ -131,6 +139,8 @@ Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout&
   req.region_size = region_.size();
   const bool new_region = child_region_generation_ != region_.generation();
   req.region_fd_attached = new_region ? 1 : 0;
+  req.abi = static_cast<int32_t>(abi_);
+  if (abi_ == 2) req.v2 = host::to_wire(abi_call_v2(problem, layout, region_.data()), region_.data());
   req.q = layout.q;
   req.k = layout.k;
   req.v = layout.v;

@@ -1,6 +1,7 @@
 #include "plugin/plugin_loader.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,14 +56,23 @@ std::string load_failure_message(const std::string& path, const host::HelloMessa
     case LoadStatus::ok: return "";
     case LoadStatus::dlopen_failed: return prefix(path) + dlopen_cause(text);
     case LoadStatus::no_symbol:
-      return prefix(path) + "it does not export attncheck_plugin_v1 (declare it extern \"C\" with default visibility; " +
+      return prefix(path) + "it exports neither attncheck_plugin_v2 nor attncheck_plugin_v1 (declare one extern \"C\" with default visibility; " +
              text + ")";
-    case LoadStatus::null_impl: return prefix(path) + "attncheck_plugin_v1() returned NULL";
-    case LoadStatus::abi_mismatch:
-      return prefix(path) + "it reports plugin ABI version " + std::to_string(hello.abi_version) +
-             ", this attncheck speaks version " + std::to_string(ATTNCHECK_ABI_VERSION) +
-             " (rebuild it against this attncheck's attncheck/plugin.h)";
-    case LoadStatus::null_forward: return prefix(path) + "its attncheck_impl has a NULL forward function";
+    case LoadStatus::null_impl: return prefix(path) + text + "() returned NULL";
+    case LoadStatus::abi_mismatch: {
+      const bool v2 = text == "attncheck_plugin_v2";
+      return prefix(path) + "it reports plugin ABI version " + std::to_string(hello.abi_version) + " from " + text +
+             "(), which must report version " + (v2 ? "2" : "1") + " (rebuild it against this attncheck's attncheck/plugin" +
+             (v2 ? "_v2" : "") + ".h)";
+    }
+    case LoadStatus::null_forward:
+      return prefix(path) + "the implementation " + text + "() returns has a NULL forward function";
+    case LoadStatus::unknown_features: {
+      char bits[32];
+      std::snprintf(bits, sizeof bits, "0x%x", hello.features & ~((1u << 11) - 1));
+      return prefix(path) + "attncheck_plugin_v2() declares feature bits " + bits +
+             " that no ATTNCHECK_FEATURE_* of ABI version 2 names";
+    }
   }
   return prefix(path) + "unknown loader status " + std::to_string(static_cast<int>(hello.status));
 }

@@ -28,7 +28,13 @@ std::vector<ByteSpan> unclaimed_spans(const CallLayout& l, std::size_t region_si
                               {l.k, l.k + l.k_bytes},
                               {l.v, l.v + l.v_bytes},
                               {l.mask, l.mask + l.mask_bytes},
-                              {l.guard_before, l.guard_after + CallLayout::kGuardBytes}};
+                              {l.bias, l.bias + l.bias_bytes},
+                              {l.q_lens, l.q_lens + l.q_lens_bytes},
+                              {l.kv_lens, l.kv_lens + l.kv_lens_bytes},
+                              {l.alibi, l.alibi + l.alibi_bytes},
+                              {l.sinks, l.sinks + l.sinks_bytes},
+                              {l.guard_before, l.guard_after + CallLayout::kGuardBytes},
+                              {l.lse_guard_before, l.lse_bytes ? l.lse_guard_after + CallLayout::kGuardBytes : 0}};
   std::vector<ByteSpan> spans;
   std::size_t at = 0;
   for (const ByteSpan& c : claimed) {

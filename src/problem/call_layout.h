@@ -1,17 +1,27 @@
 // The bytes of one ABI call laid out in a single region, so the same layout
 // serves an in-process buffer and a shared-memory mapping for a child process.
 //
-//   [q][k][v][mask][guard | out | guard]
+//   [q][k][v][mask][bias][q_lens][kv_lens][alibi][sinks]
+//   [guard | out | guard] [guard | lse | guard]            (lse only when requested)
 //
-// `out` is poisoned before the call with a signalling-NaN pattern that no
-// arithmetic produces, and surrounded by guard zones of a known byte pattern;
-// inputs are compared with their encoding after the call. So every process
-// fault (unwritten element, write outside out) is seen without trusting the callee.
+// Each input is written from the Problem; the bytes of a strided view that
+// hold no element (gaps between rows and heads) are filled with a NaN of the
+// dtype, so a kernel that ignores the strides reads NaN. Padding rows and keys
+// (lengths) hold what the Problem holds there. `out` (every live element) is
+// poisoned before the call with a signalling-NaN pattern that no arithmetic
+// produces; every other byte of out's span (gaps, padding rows) and the zones
+// around it hold a known guard pattern; lse likewise. Inputs are compared with
+// their encoding after the call. So every process fault (unwritten element,
+// write outside the live elements) is seen without trusting the callee.
+//
+// A v1 call (abi 1) is dense BHSD, as v1 defines, with a full mask; only
+// problems within kV1Features can be laid out for it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "attncheck/plugin_v2.h"
 #include "problem/outcome.h"
 #include "problem/problem.h"
 
@@ -20,20 +30,34 @@ namespace attncheck {
 struct CallLayout {
   static constexpr std::size_t kGuardBytes = 4096;
   static constexpr std::size_t kAlign = 64;
-  std::size_t q = 0, k = 0, v = 0, mask = 0, guard_before = 0, out = 0, guard_after = 0;
-  std::size_t q_bytes = 0, k_bytes = 0, v_bytes = 0, mask_bytes = 0, out_bytes = 0;
+  int abi = 1;  // 1 or 2: the call this region is laid out for
+  // Offsets in the region and byte counts; out_bytes and q/k/v_bytes are the
+  // views' whole spans, gaps included. Absent parts have 0 bytes.
+  std::size_t q = 0, k = 0, v = 0, mask = 0, bias = 0, q_lens = 0, kv_lens = 0, alibi = 0, sinks = 0;
+  std::size_t q_bytes = 0, k_bytes = 0, v_bytes = 0, mask_bytes = 0, bias_bytes = 0, q_lens_bytes = 0,
+              kv_lens_bytes = 0, alibi_bytes = 0, sinks_bytes = 0;
+  std::size_t guard_before = 0, out = 0, guard_after = 0, out_bytes = 0;
+  std::size_t lse_guard_before = 0, lse = 0, lse_guard_after = 0, lse_bytes = 0;
+  // Element strides of the views ([batch][head][row][col]); mask and bias
+  // carry 0 on broadcast axes.
+  int64_t q_stride[4]{}, k_stride[4]{}, v_stride[4]{}, out_stride[4]{}, mask_stride[4]{}, bias_stride[4]{};
+  std::size_t inputs_end = 0;  // first byte after the last input
   std::size_t total = 0;
 };
 
-CallLayout layout_for(const Problem& p);
+// abi: 1 (the problem must lie within kV1Features) or 2.
+CallLayout layout_for(const Problem& p, int abi = 1);
 
 // Writes inputs, poison and guards into `base` (layout.total bytes, 64-aligned).
 void encode_call(const Problem& p, const CallLayout& layout, uint8_t* base);
 
-// The ABI view of the encoded call at `base` (pointers into that region).
+// The ABI views of the encoded call at `base` (pointers into that region).
 attncheck_call abi_call(const Problem& p, const CallLayout& layout, uint8_t* base);
+attncheck_call_v2 abi_call_v2(const Problem& p, const CallLayout& layout, uint8_t* base);
 
-// After the call returned ATTNCHECK_OK: checks guards, inputs and poison, decodes out.
+// After the call returned ATTNCHECK_OK: checks guards, inputs and poison,
+// decodes out (and lse). Padding rows decode as 0 in out and in lse: they are
+// guard bytes, and a write there is an out_of_bounds_write.
 Outcome decode_call(const Problem& p, const CallLayout& layout, const uint8_t* base);
 
 // Maps a forward return code and err text to an Outcome (decoding when OK).
