@@ -14,6 +14,7 @@
 
 #include "impls/builtins.h"
 #include "impls/in_process.h"
+#include "impls/zoo/knobbed_attention_v2.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -113,6 +114,9 @@ TEST(ZooV2, StridesIgnored) {
   expect_agrees("strides_ignored", p);  // dense BHSD
   p.layouts.q = {{0, 2, 1}, {0, 0, 0}};  // FlashAttention's [batch][row][head][col]
   expect_out_differs("strides_ignored", p);
+  p.dtype = DType::f16;  // the 16-bit path (widened through the strides) has the fault too
+  expect_out_differs("strides_ignored", p);
+  p.dtype = DType::f32;
   p.layouts.q = {};
   p.layouts.k.gap = {0, 0, 2};  // two elements between key rows
   expect_out_differs("strides_ignored", p);
@@ -205,6 +209,106 @@ TEST(ZooV2, LseBase2) {
   const Gap g = gap_to_reference("lse_base2", p);
   EXPECT_LT(g.out, kAgree);  // out stays right
   EXPECT_GT(g.lse, kDiffer);
+}
+
+// A problem that uses every feature at once, except those in `left_out`: GQA
+// (4 query heads on 2 kv heads), strided q (BSHD with head gaps), k (row gaps)
+// and out, lengths with padding rows and padding keys holding NaN, a causal
+// rule, a window, softcap, a bias with a -inf, a mask broadcast over batch and
+// rows, ALiBi, sinks and lse. q_len 4 < kv_len 6, so the bottom-right
+// diagonal is not i; batch 0 has Lq 3 > Lk 2 (an empty row under bottom-right).
+Problem every_feature(DType dtype, FeatureBits left_out = 0, Causal causal = Causal::bottom_right) {
+  const auto use = [left_out](FeatureBits f) { return (left_out & f) == 0; };
+  Problem p = filled({2, 4, 4, 6, 4, 3, use(ATTNCHECK_FEATURE_GQA) ? 2 : 4}, causal);
+  p.dtype = dtype;
+  if (use(ATTNCHECK_FEATURE_LENGTHS)) {
+    p.q_lens = {3, 4};
+    p.kv_lens = {2, 6};
+    for (int64_t kvh = 0; kvh < p.shape.kv_head_count(); ++kvh)  // batch 0's padding keys 2..5
+      for (int64_t j = 2; j < 6; ++j) {
+        for (int64_t d = 0; d < 4; ++d) p.k[p.k_at(kvh, j, d)] = NAN;
+        for (int64_t c = 0; c < 3; ++c) p.v[p.v_at(kvh, j, c)] = NAN;
+      }
+  }
+  if (use(ATTNCHECK_FEATURE_STRIDES)) {
+    p.layouts.q = {{0, 2, 1}, {0, 1, 0}};
+    p.layouts.k.gap = {0, 0, 2};
+    p.layouts.out = {{0, 2, 1}, {1, 0, 3}};
+  }
+  if (use(ATTNCHECK_FEATURE_WINDOW)) p.window_left = 2, p.window_right = 0;
+  p.scale = 1.0;
+  if (use(ATTNCHECK_FEATURE_SOFTCAP)) p.softcap = 1.5;
+  if (use(ATTNCHECK_FEATURE_BIAS)) {
+    add_bias(p);
+    p.bias[p.bias_at(5, 2, 3)] = -INFINITY;
+  }
+  if (use(ATTNCHECK_FEATURE_MASK)) {
+    p.mask_broadcast = {false, true, false};  // one [kv_len] row per head
+    p.mask.assign(static_cast<std::size_t>(p.mask_broadcast.size(p.shape)), 1);
+    p.mask[p.mask_broadcast.at(p.shape, 0, 2, 0, 4)] = 0;
+  }
+  if (use(ATTNCHECK_FEATURE_ALIBI)) p.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  if (use(ATTNCHECK_FEATURE_SINKS)) p.sinks = {1.0, -0.5, 0.25, 2.0};
+  p.lse_requested = use(ATTNCHECK_FEATURE_LSE);
+  return p;
+}
+
+int knobs_off_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
+  return detail::knobbed_forward_v2(call, err, err_len, {});
+}
+
+// With every knob off the loop is correct attention, with every feature, in
+// every dtype (16-bit outputs are rounded once from float by both; they may
+// land a unit in the last place of the dtype apart).
+TEST(ZooV2, KnobsOffIsCorrectAttentionWithEveryFeature) {
+  for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+    for (Causal causal : {Causal::bottom_right, Causal::top_left, Causal::none}) {
+      const Problem p = every_feature(dtype, 0, causal);
+      ASSERT_EQ(p.inconsistency(), "");
+      ASSERT_EQ(p.features() | ATTNCHECK_FEATURE_CAUSAL, kAllFeatures);
+      const Outcome want = make_builtin("reference")->run(p);
+      const Outcome got = InProcessImplementation("knobs_off", knobs_off_forward_v2, kAllFeatures).run(p);
+      ASSERT_EQ(got.status, CallStatus::ok) << got.message;
+      const double slack = dtype == DType::f16 ? 2e-3 : dtype == DType::bf16 ? 1.6e-2 : kAgree;
+      EXPECT_LT(largest_gap(got.out, want.out), slack) << p.header();
+      EXPECT_LT(largest_gap(got.lse, want.lse), kAgree) << p.header();
+    }
+  }
+}
+
+// Each member on the every-feature problem differs from reference; with its
+// own feature left out (every other one still used) it agrees: the fault is
+// exactly there.
+TEST(ZooV2, EachMemberIsRightInEveryOtherFeature) {
+  struct Case {
+    const char* member;
+    FeatureBits fault_in;
+    bool lse_only = false;  // out is right even with the feature
+    // Bottom-right hides every padding key by itself (j <= i + Lk - Lq < Lk):
+    // padding keys are seen only under top-left (or no causal rule).
+    Causal causal = Causal::bottom_right;
+  };
+  const Case cases[] = {
+      {"gqa_kv_modulo", ATTNCHECK_FEATURE_GQA},
+      {"strides_ignored", ATTNCHECK_FEATURE_STRIDES},
+      {"padding_keys_attended", ATTNCHECK_FEATURE_LENGTHS, false, Causal::top_left},
+      {"window_off_by_one", ATTNCHECK_FEATURE_WINDOW},
+      {"window_top_left", ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_ALIBI},
+      {"softcap_after_bias", ATTNCHECK_FEATURE_SOFTCAP},
+      {"alibi_sign_flipped", ATTNCHECK_FEATURE_ALIBI},
+      {"sinks_ignored", ATTNCHECK_FEATURE_SINKS},
+      {"lse_base2", ATTNCHECK_FEATURE_LSE, true},
+  };
+  for (const Case& c : cases) {
+    const Gap with = gap_to_reference(c.member, every_feature(DType::f32, 0, c.causal));
+    EXPECT_GT(c.lse_only ? with.lse : with.out, kDiffer) << c.member;
+    if (c.lse_only) {
+      EXPECT_LT(with.out, kAgree) << c.member;
+    }
+    const Problem without = every_feature(DType::f32, c.fault_in, c.causal);
+    EXPECT_EQ(without.features(), kAllFeatures & ~c.fault_in) << c.member;
+    expect_agrees(c.member, without);
+  }
 }
 
 }  // namespace
