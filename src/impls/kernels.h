@@ -34,4 +34,25 @@ int nondeterministic_order_forward(const attncheck_call* call, char* err, size_t
 // Its call counter back to 0: what a new instance of it starts from.
 void nondeterministic_order_reset();
 
+// The v2 zoo: each declares every feature and gets exactly one of them wrong
+// (impls/zoo/knobbed_attention_v2.h); the v1 entry runs the dense v2 call.
+int gqa_kv_modulo_forward(const attncheck_call* call, char* err, size_t err_len);
+int gqa_kv_modulo_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int strides_ignored_forward(const attncheck_call* call, char* err, size_t err_len);
+int strides_ignored_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int padding_keys_attended_forward(const attncheck_call* call, char* err, size_t err_len);
+int padding_keys_attended_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int window_off_by_one_forward(const attncheck_call* call, char* err, size_t err_len);
+int window_off_by_one_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int window_top_left_forward(const attncheck_call* call, char* err, size_t err_len);
+int window_top_left_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int softcap_after_bias_forward(const attncheck_call* call, char* err, size_t err_len);
+int softcap_after_bias_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int alibi_sign_flipped_forward(const attncheck_call* call, char* err, size_t err_len);
+int alibi_sign_flipped_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int sinks_ignored_forward(const attncheck_call* call, char* err, size_t err_len);
+int sinks_ignored_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int lse_base2_forward(const attncheck_call* call, char* err, size_t err_len);
+int lse_base2_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+
 }  // namespace attncheck
