@@ -37,6 +37,16 @@ const std::map<std::string, std::vector<std::string>>& pinned_laws() {
       {"kv_swapped", {"matches_oracle", "weights_sum_to_one"}},
       {"batch_head_swapped", {"batch_head_independence", "matches_oracle"}},
       {"nondeterministic_order", {"deterministic"}},
+      // ABI v2: each fault by the law written for its feature, and by the oracle.
+      {"gqa_kv_modulo", {"gqa_equals_repeated_kv", "matches_oracle"}},
+      {"strides_ignored", {"layout_invariance", "matches_oracle"}},
+      {"padding_keys_attended", {"lengths_equal_slices", "matches_oracle"}},
+      {"window_off_by_one", {"window_equals_mask", "matches_oracle"}},
+      {"window_top_left", {"window_equals_mask", "matches_oracle"}},
+      {"softcap_after_bias", {"matches_oracle", "bias_row_shift_invariance"}},
+      {"alibi_sign_flipped", {"alibi_equals_bias", "matches_oracle"}},
+      {"sinks_ignored", {"sink_equals_extra_key", "matches_oracle"}},
+      {"lse_base2", {"lse_matches_oracle"}},
   };
   return pins;
 }

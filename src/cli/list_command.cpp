@@ -15,11 +15,15 @@ int run_list(std::ostream& out) {
   out << "implementations (--impl NAME):\n";
   for (const BuiltinInfo& b : builtins())
     out << "  " << std::left << std::setw(static_cast<int>(name_w + 2)) << b.name << std::setw(11)
-        << (b.kind == BuiltinKind::reference ? "reference" : "zoo") << b.description << "\n";
+        << (b.kind == BuiltinKind::reference ? "reference" : "zoo") << b.description
+        << (b.forward_v2 ? " [ABI v2: " + (b.features == kAllFeatures ? std::string("every feature") : feature_list(b.features)) + "]"
+                         : std::string())
+        << "\n";
   out << "laws (--law NAME):\n";
   for (const Law& l : all_laws())
     out << "  " << std::left << std::setw(static_cast<int>(law_w + 2)) << l.name << l.statement
-        << (l.in_default_catalogue ? "" : " (opt-in: name it with --law)") << "\n";
+        << (l.in_default_catalogue ? "" : " (opt-in: name it with --law)")
+        << (l.required ? " [ABI v2: needs " + feature_list(l.required) + "]" : std::string()) << "\n";
   return 0;
 }
 

@@ -74,7 +74,11 @@ const Law* process_law_for(CallStatus s);
 bool is_process_law(std::string_view name);
 
 // Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
+// A problem that uses a feature the law does not understand is not applicable.
 inline Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
+  if (const FeatureBits beyond = problem.features() & ~law.features)
+    return Verdict::not_applicable("the case uses " + feature_list(beyond) + ", which " + law.name +
+                                   " does not judge");
   return law.check(impl, problem);
 }
 

@@ -5,9 +5,11 @@
 // Problems carry no bias and no ALiBi here (they add beyond the cap).
 //
 // Catches: the cap ignored (then large logits give ratios far past exp(2c)),
-// the cap applied after the bias or to the scaled logits twice, tanh replaced
-// by a clamp at a different c. Cannot catch: a cap that binds correctly but
-// is followed by a wrong softmax (matches_oracle does).
+// a cap of a different c, padding keys or masked keys let through (their
+// weights escape the floor's row). Cannot catch: the cap applied after the
+// bias (no bias here: bias_row_shift_invariance and alibi_equals_bias see
+// that), nor a cap that binds correctly but is followed by a wrong softmax
+// (matches_oracle does).
 #include <algorithm>
 #include <cmath>
 #include <sstream>

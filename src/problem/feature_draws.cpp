@@ -183,6 +183,12 @@ std::vector<double> draw_sinks(Rng& r, int64_t heads) {
 
 void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s, bool required) {
   if (!required && !chance(r, 0.45)) return;
+  // Only heads >= 4 have a group structure that tells kv head h / group from
+  // h % kv_heads (both are 0 when kv_heads is 1, and heads 2 or 3 allow no
+  // other kv_heads): grouped calls get 4, 6 or 8 query heads most of the
+  // time, past a smaller cap on heads (the default profile's is 3).
+  const int64_t cap = std::max<int64_t>(max_heads, 8);
+  if (s.heads < 4 && chance(r, 0.75)) s.heads = 2 * uniform(r, 2, cap / 2);
   if (s.heads == 1) {
     if (max_heads < 2) return;
     s.heads = uniform(r, 2, max_heads);

@@ -28,9 +28,12 @@ namespace attncheck::gen {
 // generators may then also broadcast masks over batch, heads or rows.
 inline bool draws_v2(const GenOptions& o) { return (o.features & ~kV1Features) != 0; }
 
-// With probability 0.45 (always when `required`), makes s grouped-query: kv_heads a proper divisor of
-// heads (1, multi-query, a third of the time). A single head is first raised to
-// 2..max_heads so that grouping is possible. Draw before k and v are sized.
+// With probability 0.45 (always when `required`), makes s grouped-query:
+// kv_heads a proper divisor of heads (1, multi-query, a third of the time).
+// Three times in four the call first gets 4, 6 or 8 query heads, past a
+// max_heads below 8: fewer heads cannot tell a right grouping from a wrong
+// one. A single head is otherwise raised to 2..max_heads. Draw before k and v
+// are sized.
 void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s, bool required = false);
 
 // Which of batch, heads and rows a mask or bias varies along (each kept with

@@ -4,7 +4,7 @@ JSON and JUnit files of cli.md, and the verdicts that matter.
 
 Usage: check_reports.py ATTNCHECK SCENARIO PLUGIN_DIR TEST_PLUGIN_DIR WORKDIR
 Scenarios: faulty-plugins, seed-layer, example-plugin, default-run, save-replay,
-jobs-same-report.
+jobs-same-report, v2-zoo.
 """
 import json
 import os
@@ -80,6 +80,37 @@ elif scenario == "default-run":
     assert "1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", "")
     bypass = [law(report, "seed_softmax_bypass", n)["status"] for n in ("weights_sum_to_one", "output_in_value_hull")]
     assert "fail" in bypass, bypass
+elif scenario == "v2-zoo":
+    # ABI v2: every v2 zoo member fails the law written for its fault; the
+    # references and the v2 example plugin pass every v2 law on judged cases;
+    # a v1 plugin has the v2 laws skipped with the reason, never passed.
+    expected = {
+        "gqa_kv_modulo": "gqa_equals_repeated_kv", "strides_ignored": "layout_invariance",
+        "padding_keys_attended": "lengths_equal_slices", "window_off_by_one": "window_equals_mask",
+        "window_top_left": "window_equals_mask", "softcap_after_bias": "matches_oracle",
+        "alibi_sign_flipped": "alibi_equals_bias", "sinks_ignored": "sink_equals_extra_key",
+        "lse_base2": "lse_matches_oracle",
+    }
+    v2_laws = ["gqa_equals_repeated_kv", "layout_invariance", "lengths_equal_slices", "window_equals_mask",
+               "alibi_equals_bias", "softcap_bounds_weights", "sink_equals_extra_key",
+               "bias_row_shift_invariance", "lse_matches_oracle"]
+    args = []
+    for name in list(expected) + ["reference", "online"]:
+        args += ["--impl", name]
+    for name in v2_laws + ["matches_oracle"]:
+        args += ["--law", name]
+    out, report = run(args + ["--plugin", os.path.join(plugin_dir, "libexample_attention_v2.so"),
+                              "--plugin", os.path.join(plugin_dir, "libexample_attention.so")], 1)
+    for member, law_name in expected.items():
+        l = law(report, member, law_name)
+        assert l["status"] == "fail", (member, l)
+    for impl in ("reference", "online", "example_c_v2"):
+        for name in v2_laws:
+            l = law(report, impl, name)
+            assert l["status"] == "pass" and l["judged"] >= 20, (impl, l)
+    for name in v2_laws:
+        l = law(report, "example_c", name)
+        assert l["status"] == "skipped" and "does not declare" in l["message"], l
 elif scenario == "save-replay":
     # A failing plugin's cases are saved; replay fails on that plugin and passes on a
     # correct plugin and on the reference; a damaged file is named while the rest run.

@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""Prints the README's zoo tables (markdown) from one `attncheck check --json` run.
+
+Usage (from the repository root, after building):
+    /usr/bin/python3 docs/zoo_table.py [build/attncheck] [--seed 20261130]
+
+The references and the ABI v1 zoo members make the first table, the references
+and the ABI v2 zoo members (those that declare a feature beyond masks and
+causal rules) the second. Each cell is what the console prints: PASS n, FAIL n,
+INSUF n or skip.
+"""
+import json
+import subprocess
+import sys
+import tempfile
+
+binary = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "build/attncheck"
+seed = "20261130"
+if "--seed" in sys.argv:
+    seed = sys.argv[sys.argv.index("--seed") + 1]
+
+with tempfile.NamedTemporaryFile(suffix=".json") as out:
+    subprocess.run([binary, "check", "--seed", seed, "--json", out.name], stdout=subprocess.DEVNULL, check=False)
+    report = json.load(open(out.name))
+
+listing = subprocess.run([binary, "list"], capture_output=True, text=True, check=True).stdout
+impls = report["implementations"]
+REFERENCES = ["reference", "naive", "online"]
+# v2 members: built-ins `attncheck list` marks "[ABI v2: ...]".
+v2_names = {line.split()[0] for line in listing.splitlines() if "[ABI v2" in line}
+
+
+def cell(law):
+    status = law["status"]
+    if status == "pass":
+        return f"PASS {law['judged']}"
+    if status == "fail":
+        return f"FAIL {law['judged']}"
+    if status == "insufficient":
+        return f"INSUF {law['judged']}"
+    return "skip"
+
+
+def table(names):
+    chosen = [i for i in impls if i["name"] in names]
+    laws = [l["law"] for l in chosen[0]["laws"]]
+    rows = ["| law | " + " | ".join(i["name"] for i in chosen) + " |",
+            "|---|" + "---|" * len(chosen)]
+    for n, law in enumerate(laws):
+        rows.append(f"| {law} | " + " | ".join(cell(i["laws"][n]) for i in chosen) + " |")
+    return "\n".join(rows)
+
+
+v1 = REFERENCES + [i["name"] for i in impls if i["name"] not in REFERENCES and i["name"] not in v2_names]
+v2 = REFERENCES + [i["name"] for i in impls if i["name"] in v2_names and i["name"] not in REFERENCES]
+print(table(v1))
+print()
+print(table(v2))
