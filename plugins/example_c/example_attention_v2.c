@@ -295,14 +295,19 @@ static int example_forward_v2(const attncheck_call_v2 *c, char *err, size_t err_
   return ATTNCHECK_OK;
 }
 
-/* Every feature version 2 defines; no gradients. The struct is static: it must outlive
- * the call. */
+/* Every feature version 2 defines; no gradients. (attncheck's tests build it again with
+ * EXAMPLE_V2_FEATURES set to one feature at a time, to see each checked alone.) The
+ * struct is static: it must outlive the call. */
+#ifndef EXAMPLE_V2_FEATURES
+#define EXAMPLE_V2_FEATURES                                                                                    \
+  (ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES |     \
+   ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | \
+   ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE)
+#endif
 const attncheck_impl_v2 *attncheck_plugin_v2(void) {
   static const attncheck_impl_v2 impl = {
       ATTNCHECK_ABI_VERSION_2,
-      ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES |
-          ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_SOFTCAP |
-          ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE,
+      EXAMPLE_V2_FEATURES,
       "example_c_v2",
       example_forward_v2,
       NULL /* backward: no gradients */

@@ -100,6 +100,7 @@ std::string encode_law_result(const LawResult& l) {
   w.pod(r.judged);
   w.pod(r.largest);
   w.list(r.dtypes);
+  w.pod(r.features);
   w.text(r.message);
   w.pod(r.skip_reason);
   w.problem(r.counterexample);
@@ -120,7 +121,7 @@ bool decode_law_result(std::string_view bytes, LawResult& l) {
   Reader in(bytes);
   LawReport& r = l.run;
   return in.text(r.law) && in.pod(r.status) && in.pod(r.cases) && in.pod(r.judged) && in.pod(r.largest) &&
-         in.list(r.dtypes) && in.text(r.message) && in.pod(r.skip_reason) && in.problem(r.counterexample) &&
+         in.list(r.dtypes) && in.pod(r.features) && in.text(r.message) && in.pod(r.skip_reason) && in.problem(r.counterexample) &&
          in.text(r.diagnosis) && in.pod(r.shrink_steps) && in.problem(r.fault_case) && in.text(r.fault_message) &&
          in.pod(r.fault_status) && in.pod(r.faults) && in.text(l.case_file) && in.text(l.reproduce) &&
          in.text(l.found_while) && in.pod(l.seconds) && in.at_end();

@@ -58,6 +58,7 @@ struct LawReport {
   // verdict covers.
   Shape largest{0, 0, 0, 0, 0, 0};
   std::vector<DType> dtypes;
+  FeatureBits features = 0;   // the ABI v2 features the judged cases used, together
   std::string message;        // the failure (of the shrunk case), or why it was skipped
   SkipReason skip_reason = SkipReason::none;
   std::optional<Problem> counterexample;  // the shrunk failing case

@@ -84,6 +84,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   auto note_judged = [&](const Problem& p) {
     ++judged;
     report.largest = largest_extents(report.largest, p.shape);
+    report.features |= p.features();
     if (std::find(report.dtypes.begin(), report.dtypes.end(), p.dtype) == report.dtypes.end())
       report.dtypes.push_back(p.dtype);
   };

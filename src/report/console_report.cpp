@@ -51,6 +51,9 @@ std::string coverage(const ImplementationResult& i) {
   std::string s = i.name + ": " + std::to_string(i.count(LawStatus::pass)) + " of " + std::to_string(i.laws.size()) +
                   " laws passed on " + std::to_string(i.judged()) + " judged cases; largest " + extents(i.largest()) +
                   "; dtypes " + (dtypes.empty() ? std::string("none") : joined(dtypes));
+  FeatureBits features = 0;
+  for (const LawResult& l : i.laws) features |= l.run.features;
+  if (features & ~kV1Features) s += "; ABI v2 features " + feature_list(features & ~kV1Features);
   if (!i.accepted_shapes.empty()) s += "; accepts only " + i.accepted_shapes;
   if (!insufficient.empty())
     s += "; INSUFFICIENT" + std::string(i.insufficient_fails ? "" : " (allowed)") + ": " + joined(insufficient);

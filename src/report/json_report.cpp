@@ -9,6 +9,13 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   j["status"] = std::string(law_status_name(l.run.status));
   j["cases"] = l.run.cases;
   j["judged"] = l.run.judged;
+  // Extension: the ABI v2 features the judged cases used ("gqa", "strides", ...).
+  if (l.run.features) {
+    nlohmann::ordered_json f = nlohmann::ordered_json::array();
+    for (FeatureBits b = 1; b <= kAllFeatures; b <<= 1)
+      if (l.run.features & b) f.push_back(std::string(feature_name(b)));
+    j["features"] = f;
+  }
   if (!l.run.message.empty()) j["message"] = l.run.message;
   if (!l.run.diagnosis.empty()) j["diagnosis"] = l.run.diagnosis;
   if (!l.case_file.empty()) j["case_file"] = l.case_file;

@@ -4,7 +4,7 @@ JSON and JUnit files of cli.md, and the verdicts that matter.
 
 Usage: check_reports.py ATTNCHECK SCENARIO PLUGIN_DIR TEST_PLUGIN_DIR WORKDIR
 Scenarios: faulty-plugins, seed-layer, example-plugin, default-run, save-replay,
-jobs-same-report, v2-zoo.
+jobs-same-report, v2-zoo, v2-features-alone.
 """
 import json
 import os
@@ -111,6 +111,29 @@ elif scenario == "v2-zoo":
     for name in v2_laws:
         l = law(report, "example_c", name)
         assert l["status"] == "skipped" and "does not declare" in l["message"], l
+elif scenario == "v2-features-alone":
+    # The v2 example plugin declaring one feature at a time: it passes, the laws
+    # about that feature judge cases that use it, matches_oracle judges it too,
+    # and every law about an undeclared feature is skipped with that reason.
+    about = {"gqa": ["gqa_equals_repeated_kv"], "strides": ["layout_invariance"],
+             "lengths": ["lengths_equal_slices"], "softcap": ["softcap_bounds_weights"],
+             "bias": ["bias_row_shift_invariance"], "lse": ["lse_matches_oracle"],
+             "window": [], "alibi": [], "sinks": [], "mask": ["masked_keys_ignored"],
+             "causal": ["causal_prefix_consistency"]}
+    for feature, laws in about.items():
+        path = os.path.join(test_plugin_dir, f"example_v2_{feature}_plugin.so")
+        out, report = run(["--plugin", path, "--cases", "30"], 0)
+        impl = report["implementations"][0]
+        assert impl["verdict"] == "pass", (feature, impl)
+        by_name = {l["law"]: l for l in impl["laws"]}
+        for name in laws + ["matches_oracle"]:
+            l = by_name[name]
+            assert l["status"] == "pass" and l["judged"] >= 20, (feature, l)
+            assert feature in l.get("features", []), (feature, name, l.get("features"))
+        for l in impl["laws"]:
+            assert set(l.get("features", [])) <= {feature}, (feature, l)
+            if l["status"] == "skipped" and "the law is about" in l.get("message", ""):
+                assert "does not declare" in l["message"], l
 elif scenario == "save-replay":
     # A failing plugin's cases are saved; replay fails on that plugin and passes on a
     # correct plugin and on the reference; a damaged file is named while the rest run.
