@@ -2,7 +2,10 @@
 // weights of one row differ by at most a factor exp(2c). Seen through
 // V = identity (the output is the weight matrix), every visible key's weight
 // is at least the row's largest times exp(-2c), up to both weights' bounds.
-// Problems carry no bias and no ALiBi here (they add beyond the cap).
+// Problems carry no bias and no ALiBi here (they add beyond the cap). And a
+// cap far above every logit vanishes: with c so large that c tanh(z / c)
+// differs from z by under a hundredth of the bound's worth (|z|^3 / (3 c^2)),
+// the call equals the call without a soft-cap.
 //
 // Catches: the cap ignored (then large logits give ratios far past exp(2c)),
 // a cap of a different c, padding keys or masked keys let through (their
@@ -14,14 +17,48 @@
 #include <cmath>
 #include <sstream>
 
+#include "laws/equivalent_calls.h"
 #include "laws/law_support.h"
+#include "problem/dtype.h"
 
 namespace attncheck {
+
+namespace {
+
+// The problem with a cap so large it changes the logits by a negligible part
+// of the bound, against the problem with none.
+Verdict vanishing_cap(Implementation& impl, const Problem& p) {
+  Problem none = p;
+  none.softcap = 0;
+  const OracleResult o = oracle(none);
+  double zmax = 0, vmax = 0, bmin = INFINITY;
+  const Shape& s = p.shape;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i)
+      for (int64_t j = 0; j < s.kv_len; ++j)
+        if (p.visible(bh, i, j)) zmax = std::max(zmax, std::abs(static_cast<double>(exact_logit(none, bh, i, j))));
+  for (double v : p.v) vmax = std::max(vmax, std::abs(v));
+  for (double b : o.bound)
+    if (b > 0 && std::isfinite(b)) bmin = std::min(bmin, b);
+  if (!std::isfinite(bmin) || !std::isfinite(zmax) || !std::isfinite(vmax))
+    return Verdict::pass();  // the floor was judged; nothing to compare here
+  // A logit moves by at most |z|^3 / (3 c^2), an output by twice that times max |v|.
+  const double c = std::max(1.0, std::sqrt(200 * zmax * zmax * zmax * std::max(vmax, 1e-300) / (3 * bmin)));
+  // The cap must be a value the compute type holds, with room for c * tanh(z / c):
+  // float kernels (f32, f16, bf16) take it as a float.
+  const double cap_limit = info(info(p.dtype).compute).max_finite / 1024;
+  if (!std::isfinite(c) || c > cap_limit) return Verdict::pass();
+  Problem large = p;
+  large.softcap = round_to(info(p.dtype).compute, c);
+  return equivalent_calls(impl, large, none, "soft-cap far above every logit", "no soft-cap");
+}
+
+}  // namespace
 
 Law law_softcap_bounds_weights() {
   Law law;
   law.name = "softcap_bounds_weights";
-  law.statement = "with soft-cap c, the weights of one row differ by at most a factor exp(2c)";
+  law.statement = "with soft-cap c, the weights of one row differ by at most a factor exp(2c); a huge cap equals none";
   law.features = kAllFeatures & ~(ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI);
   law.required = ATTNCHECK_FEATURE_SOFTCAP;
   law.tailor = [](GenOptions& g) { g.max_kv_len = std::min(g.max_kv_len, kMaxIdentityKeys); };
@@ -50,6 +87,7 @@ Law law_softcap_bounds_weights() {
           if (!(w[k] + o.bound[k] >= low * (1 - 1e-12))) tally.record_worst(k, low / std::max(w[k], 1e-300));
         }
       }
+    if (tally.judged > 0 && tally.at < 0) return vanishing_cap(impl, given);
     if (auto v = tally.settled("no row has two visible keys inside the oracle's domain")) return *v;
     const int64_t k = tally.at;
     std::ostringstream m;
