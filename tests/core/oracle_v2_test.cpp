@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,6 @@
 #include "plain_v2_attention.h"
 #include "problem/generators.h"
 #include "spec_reference_quad.h"
-#include "v2_fields.h"
 
 namespace attncheck {
 namespace {
@@ -34,11 +34,12 @@ uint64_t base_seed() {
   return s ? std::strtoull(s, nullptr, 10) : 20261130;
 }
 
-constexpr FeatureBits kV2Drawn = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW |
-                                 ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
-                                 ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE;
+// Every feature beyond a v1 call's (MASK and CAUSAL are drawn as always).
+constexpr FeatureBits kV2Drawn = kAllFeatures & ~kV1Features;
 
-// A small v1 problem from the generators with v2 fields drawn on top.
+// A small problem from the generators: the v2 features in `features` drawn
+// each at the generators' own rate (src/problem/feature_draws.h), those in
+// `force` always (GenOptions::required; GQA where the shape allows).
 Problem v2_problem(DType t, uint64_t seed, FeatureBits features, FeatureBits force, unsigned families = kClassicFamilies,
                    int64_t min_heads = 1) {
   GenOptions g;
@@ -48,9 +49,14 @@ Problem v2_problem(DType t, uint64_t seed, FeatureBits features, FeatureBits for
   g.max_q_len = g.max_kv_len = 24;
   g.max_head_dim = g.max_value_dim = 16;
   g.families = families;
-  Problem p = sample_problem(g, seed, static_cast<int>(seed % 101));
-  testing::draw_v2_fields(p, seed, features, force);
+  g.features = kV1Features | features | force;
+  g.required = force & ~kV1Features;
+  const Problem p = sample_problem(g, seed, static_cast<int>(seed % 101));
   EXPECT_EQ(p.inconsistency(), "") << p.header();
+  // What the forced features' tests count on: each is there (a grouped shape
+  // needs heads > 1; a drawn layout may come out dense).
+  const FeatureBits sure = g.required & ~(ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES);
+  EXPECT_EQ(p.features() & sure, sure) << p.header();
   return p;
 }
 
@@ -216,8 +222,10 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 TEST(OracleV2, PaddingIsNeverRead) {
   int64_t padded = 0;
   for (DType t : {DType::f32, DType::f64, DType::f16}) {
-    for (uint64_t k = 0; k < 60; ++k) {
-      const Problem with_nan = v2_problem(t, base_seed() + 31 * k, kV2Drawn, ATTNCHECK_FEATURE_LENGTHS);
+    for (uint64_t k = 0; k < 90; ++k) {
+      // The generators' padding (NaN, huge, or garbage) made NaN throughout.
+      const Problem with_nan = refill_padding(v2_problem(t, base_seed() + 31 * k, kV2Drawn, ATTNCHECK_FEATURE_LENGTHS),
+                                              std::numeric_limits<double>::quiet_NaN());
       const OracleResult a = oracle(with_nan);
       for (double x : {0.0, 1e30, -3.0}) {
         const OracleResult b = oracle(refill_padding(with_nan, round_to(t, x)));
@@ -277,7 +285,10 @@ TEST(OracleV2, FeatureFaultsAreFlagged) {
   for (const Fault& f : faults)
     for (DType t : {DType::f32, DType::f64}) {
       int64_t flagged = 0, changed = 0;
-      for (uint64_t k = 0; k < 160; ++k) {
+      // 400 cases: a fault shows only where its feature is drawn in a form it
+      // changes (a window side the causal rule does not already cut; kv_heads
+      // neither 1 nor heads, where h / group and h % kv_heads agree).
+      for (uint64_t k = 0; k < 400; ++k) {
         const Problem p = v2_problem(t, base_seed() + 7919 * k + f.feature, kV2Drawn, f.feature | ATTNCHECK_FEATURE_LSE,
                                      kClassicFamilies, f.feature == ATTNCHECK_FEATURE_GQA ? 4 : 1);
         const OracleResult o = oracle(p);
