@@ -240,6 +240,43 @@ TEST(OracleV2, PaddingIsNeverRead) {
   EXPECT_GT(padded, 1000);  // rows with NaN padding beside them were judged
 }
 
+// The lse is stored in float. An f64 row whose logit cancels from terms near
+// 1e308 (q = (x, -x, 1), k = (1, 1, 1): the dot is 1 summed in order, 0 with the
+// last term first) has an lse bound far beyond float's range, so a correct
+// implementation's lse may round to an inf: found by validate_bound --v2, where
+// online (another summation order) stored -inf for such rows. An inf on a side
+// the allowed interval reaches passes; on the other side, or with a bound float
+// holds, it fails, as NaN always does.
+TEST(OracleV2, AnLseWhoseBoundLeavesFloatMayBeStoredAsInf) {
+  Problem p = make_problem(DType::f64, Shape{1, 1, 1, 1, 3, 1}, Causal::none, 1.0);  // [1][1][1][3], one key
+  p.q = {0x1p1020, -0x1p1020, 1};
+  p.k = {1, 1, 1};
+  p.v = {2};
+  p.lse_requested = true;
+  ASSERT_EQ(p.inconsistency(), "");
+  const OracleResult o = oracle(p);
+  ASSERT_EQ(o.lse_exact[0], 1.0);
+  ASSERT_TRUE(std::isfinite(o.lse_bound[0]));
+  ASSERT_GT(o.lse_bound[0], 1e39);  // about 3e292: float holds at most 3.4e38
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(compare_lse_to_oracle(p, o, {0.0}).ok);   // the dot summed with its last term first
+  EXPECT_TRUE(compare_lse_to_oracle(p, o, {-inf}).ok);  // a logit of -1e292 stored in float
+  EXPECT_TRUE(compare_lse_to_oracle(p, o, {inf}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(p, o, {std::numeric_limits<double>::quiet_NaN()}).ok);
+
+  // An ordinary row: its bound is tiny, and an inf on either side is wrong.
+  Problem q = make_problem(DType::f64, Shape{1, 1, 1, 2, 1, 1});  // one query, two keys
+  q.q = {1};
+  q.k = {0.5, -0.25};
+  q.v = {2, 3};
+  q.lse_requested = true;
+  const OracleResult oq = oracle(q);
+  ASSERT_LT(oq.lse_bound[0], 1e-5);  // the store to float: about 1e-7
+  EXPECT_TRUE(compare_lse_to_oracle(q, oq, {oq.lse_exact[0]}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(q, oq, {-inf}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(q, oq, {inf}).ok);
+}
+
 // A fault of one feature: what the faulty implementation computes, as a
 // straightforward implementation of a changed problem (or a changed lse).
 struct Fault {
