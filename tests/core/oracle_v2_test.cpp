@@ -246,7 +246,7 @@ TEST(OracleV2, PaddingIsNeverRead) {
 // implementation's lse may round to an inf: found by validate_bound --v2, where
 // online (another summation order) stored -inf for such rows. An inf on a side
 // the allowed interval reaches passes; on the other side, or with a bound float
-// holds, it fails, as NaN always does.
+// holds, or with a soft-cap, it fails, as NaN always does.
 TEST(OracleV2, AnLseWhoseBoundLeavesFloatMayBeStoredAsInf) {
   Problem p = make_problem(DType::f64, Shape{1, 1, 1, 1, 3, 1}, Causal::none, 1.0);  // [1][1][1][3], one key
   p.q = {0x1p1020, -0x1p1020, 1};
@@ -263,6 +263,15 @@ TEST(OracleV2, AnLseWhoseBoundLeavesFloatMayBeStoredAsInf) {
   EXPECT_TRUE(compare_lse_to_oracle(p, o, {-inf}).ok);  // a logit of -1e292 stored in float
   EXPECT_TRUE(compare_lse_to_oracle(p, o, {inf}).ok);
   EXPECT_FALSE(compare_lse_to_oracle(p, o, {std::numeric_limits<double>::quiet_NaN()}).ok);
+  // With a soft-cap the logit is within c whatever the dot's error: no inf
+  // (the bound stays as wide, through tanh's pass-through).
+  Problem capped = p;
+  capped.softcap = 5;
+  const OracleResult oc = oracle(capped);
+  ASSERT_TRUE(std::isfinite(oc.lse_bound[0]));
+  EXPECT_TRUE(compare_lse_to_oracle(capped, oc, {oc.lse_exact[0]}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(capped, oc, {-inf}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(capped, oc, {inf}).ok);
 
   // An ordinary row: its bound is tiny, and an inf on either side is wrong.
   Problem q = make_problem(DType::f64, Shape{1, 1, 1, 2, 1, 1});  // one query, two keys
