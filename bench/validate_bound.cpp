@@ -7,10 +7,12 @@
 //  (c) the typical (median) and worst ratio error/bound per built-in and dtype;
 //  (d) a faulty implementation that accumulates in the 16-bit format itself
 //      (`acc16`, below) is flagged on long f16/bf16 decode rows;
-//  (v2) with --v2 N: N random ABI v2 cases (every feature: GQA, lengths with
-//      NaN padding, windows, soft-cap, bias, ALiBi, sinks, lse), every dtype:
-//      (a) to (c) for out and lse, over the built-ins that declare the case's
-//      features and three straightforward implementations in the dtype
+//  (v2) with --v2 N: N random ABI v2 cases from sample_problem allowed every
+//      feature (GQA, view layouts, lengths with NaN or huge padding, windows,
+//      soft-cap, bias, ALiBi, sinks, lse, broadcast masks: src/problem/feature_draws.h),
+//      every dtype and value family: (a) to (c) for out and lse, over the
+//      built-ins that declare the case's features (all three declare every
+//      feature) and three straightforward implementations in the dtype
 //      (tests/support/plain_v2_attention.h: two-pass, eager 16-bit, streaming).
 //
 // Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--seed S]
@@ -33,7 +35,6 @@
 #include "problem/generators.h"
 #include "plain_v2_attention.h"
 #include "sixteen_bit_attention.h"
-#include "v2_fields.h"
 
 using namespace attncheck;
 
@@ -113,18 +114,6 @@ struct LseOffsetTally {
   }
 };
 
-// One random ABI v2 case. A stand-in until the generators' sample_problem draws
-// the v2 fields itself (then: GenOptions asking for every feature, and this
-// function goes): the v1 problem, then every v2 field drawn on top of it.
-constexpr FeatureBits kV2Drawn = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW |
-                                 ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
-                                 ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE;
-Problem v2_case(const GenOptions& g, uint64_t seed, int size) {
-  Problem p = sample_problem(g, seed, size);
-  testing::draw_v2_fields(p, seed, kV2Drawn);
-  return p;
-}
-
 // The straightforward v2 implementations of tests/support/plain_v2_attention.h, by name.
 std::vector<std::pair<std::string, testing::PlainResult>> plain_v2_runs(const Problem& p) {
   std::vector<std::pair<std::string, testing::PlainResult>> r;
@@ -146,7 +135,7 @@ int usage(const char* argv0, int rc) {
                "  --long-rows N  f32/f64 rows of kv_len 4096 (default 200)\n"
                "  --decode N     decode-shaped cases: q_len 1..8, kv_len 4096..16384, head_dim and value_dim\n"
                "                 up to 256, every dtype; and (N+3)/4 long f16/bf16 rows for the faulty acc16 (default 0)\n"
-               "  --v2 N         random ABI v2 cases, every feature and dtype (default 0)\n"
+               "  --v2 N         random ABI v2 cases, every feature, dtype and value family (default 0)\n"
                "  --seed S       (default 20261130)\n"
                "Exit 0 when no correct built-in exceeds its bound, every detectable 1e-6 f64 fault is\n"
                "flagged and acc16 is flagged on every decode case where its fault shows.\n",
@@ -255,14 +244,19 @@ int main(int argc, char** argv) {
       acc16_least[dt] = std::min(acc16_least.count(dt) ? acc16_least[dt] : INFINITY, cmp.worst_ratio);
     }
   }
-  // v2: every feature drawn on the same random cases' shapes and values; the
+  // v2: the random cases' shapes, every feature and every value family; the
   // built-ins that declare the case's features, and the plain implementations.
+  GenOptions vg = g;
+  vg.features = kAllFeatures;
+  vg.families = kAllFamilies;
   std::map<std::string, Tally> v2_tallies;
+  std::map<FeatureBits, long> v2_feature_cases;  // how many cases use each feature
   OffsetTally v2_offset;
   LseOffsetTally v2_lse_offset;
   long v2_unclaimed = 0;  // cases no built-in declares the features of
   for (long c = 0; c < v2; ++c) {
-    const Problem p = v2_case(g, seed * 19 + c, static_cast<int>(c % 101));
+    const Problem p = sample_problem(vg, seed * 19 + c, static_cast<int>(c % 101));
+    for (FeatureBits f = 1; f <= kAllFeatures; f <<= 1) v2_feature_cases[f] += (p.features() & f) != 0;
     const OracleResult o = oracle(p);
     const std::string dt(dtype_name(p.dtype));
     const auto judge = [&](const std::string& name, const std::vector<double>& out, const std::vector<double>& lse) {
@@ -295,9 +289,11 @@ int main(int argc, char** argv) {
     std::printf("(b) on decode rows: flagged in %ld of %ld f64 cases (%ld more ill-conditioned)\n", decode_offset.flagged,
                 decode_offset.detectable, decode_offset.cancelling);
   if (v2 > 0) {
-    std::printf("v2: %ld random ABI v2 cases (gqa, lengths with NaN padding, window, softcap, bias, alibi, sinks, lse"
-                " drawn each with probability 1/2; %ld of them declared by no built-in)\n",
+    std::printf("v2: %ld random ABI v2 cases (sample_problem, every feature allowed, every value family; %ld of"
+                " them declared by no built-in); cases using each feature:",
                 v2, v2_unclaimed);
+    for (const auto& [f, n] : v2_feature_cases) std::printf(" %s %ld", std::string(feature_name(f)).c_str(), n);
+    std::printf("\n");
     print(v2_tallies);
     std::printf("(b) v2 f64 outputs off by a relative 1e-6: flagged in %ld of %ld cases (%ld more ill-conditioned)\n",
                 v2_offset.flagged, v2_offset.detectable, v2_offset.cancelling);

@@ -34,7 +34,10 @@ std::string_view feature_name(FeatureBits one_bit) {
 std::string feature_list(FeatureBits bits) {
   std::string s;
   for (FeatureBits b = 1; b <= kAllFeatures; b <<= 1)
-    if (bits & b) s += (s.empty() ? "" : ",") + std::string(feature_name(b));
+    if (bits & b) {
+      if (!s.empty()) s += ',';
+      s += feature_name(b);
+    }
   return s.empty() ? "none" : s;
 }
 

@@ -72,7 +72,7 @@ Result run(const char* name, TestCall& t) {
   EXPECT_EQ(builtin->features, kAllFeatures) << name;
   t.reset_outputs();
   char err[256] = "";
-  const int rc = builtin->forward_v2(&t.call, err, sizeof err);
+  const int rc = builtin->forward_v2(&t.enc.call, err, sizeof err);
   EXPECT_EQ(rc, ATTNCHECK_OK) << name << ": " << err;
   EXPECT_EQ(untouched_outside_live(t), "") << name;
   const CallSpec& s = t.spec;
@@ -83,7 +83,7 @@ Result run(const char* name, TestCall& t) {
       for (int64_t i = 0; i < t.lq(b); ++i) {
         const std::size_t row = static_cast<std::size_t>((b * s.heads + h) * s.q_len + i);
         for (int64_t c = 0; c < s.value_dim; ++c) r.out[row * s.value_dim + c] = t.out_value(b, h, i, c);
-        if (s.lse) r.lse[row] = t.lse_buf[row];
+        if (s.lse) r.lse[row] = t.enc.lse[row];
       }
   return r;
 }
@@ -290,8 +290,8 @@ TEST(BuiltinsV2, KeysOutsideTheWindowAreNeverLoaded) {
     const Expected want = expected_v2(t);
     const DTypeInfo& di = info(dtype);
     for (int64_t j = 0; j < 96; ++j) {
-      for (int64_t d = 0; d < s.head_dim; ++d) di.encode(kNaN, t.k_buf.at(0, 0, j, d));
-      for (int64_t c = 0; c < s.value_dim; ++c) di.encode(kNaN, t.v_buf.at(0, 0, j, c));
+      for (int64_t d = 0; d < s.head_dim; ++d) di.encode(kNaN, t.enc.k.at(0, 0, j, d));
+      for (int64_t c = 0; c < s.value_dim; ++c) di.encode(kNaN, t.enc.v.at(0, 0, j, c));
     }
     for (const char* name : {"online", "naive"}) {
       const Result r = run(name, t);
@@ -323,14 +323,14 @@ TEST(BuiltinsV2, OnlineInParallelMatchesTheSpecAndOneThread) {
     const Expected want = expected_v2(t);
     const Result parallel = run("online", t);
     EXPECT_EQ(mismatches(t, parallel, want.out, want.lse, 1), "");
-    const std::vector<unsigned char> parallel_bytes = t.out_buf.bytes;
-    const std::vector<float> parallel_lse = t.lse_buf;
+    const std::vector<unsigned char> parallel_bytes = t.enc.out.bytes;
+    const std::vector<float> parallel_lse = t.enc.lse;
     {
       ScopedComputeThreads one(1);
       run("online", t);
     }
-    EXPECT_EQ(t.out_buf.bytes, parallel_bytes);
-    EXPECT_EQ(0, std::memcmp(t.lse_buf.data(), parallel_lse.data(), parallel_lse.size() * sizeof(float)));
+    EXPECT_EQ(t.enc.out.bytes, parallel_bytes);
+    EXPECT_EQ(0, std::memcmp(t.enc.lse.data(), parallel_lse.data(), parallel_lse.size() * sizeof(float)));
   }
 }
 
@@ -349,22 +349,22 @@ TEST(BuiltinsV2, V1EntryPointsAgreeBitForBitWithV2) {
       std::mt19937_64 rng(test_seed());
       TestCall t = make_test_call(s, rng);
       // v1 has no mask strides: both calls read the expanded, dense mask.
-      t.call.mask.data = t.mask.data();
-      t.call.mask.stride[0] = s.heads * s.q_len * s.kv_len, t.call.mask.stride[1] = s.q_len * s.kv_len;
-      t.call.mask.stride[2] = s.kv_len, t.call.mask.stride[3] = 1;
+      t.enc.call.mask.data = t.mask.data();
+      t.enc.call.mask.stride[0] = s.heads * s.q_len * s.kv_len, t.enc.call.mask.stride[1] = s.q_len * s.kv_len;
+      t.enc.call.mask.stride[2] = s.kv_len, t.enc.call.mask.stride[3] = 1;
       attncheck_call v1{};
-      v1.dtype = t.call.dtype;
+      v1.dtype = t.enc.call.dtype;
       v1.batch = s.batch, v1.heads = s.heads, v1.q_len = s.q_len, v1.kv_len = s.kv_len;
       v1.head_dim = s.head_dim, v1.value_dim = s.value_dim, v1.causal = causal, v1.scale = s.scale;
-      v1.q = t.q_buf.bytes.data(), v1.k = t.k_buf.bytes.data(), v1.v = t.v_buf.bytes.data();
+      v1.q = t.enc.q.bytes.data(), v1.k = t.enc.k.bytes.data(), v1.v = t.enc.v.bytes.data();
       v1.mask = t.mask.data();
-      std::vector<unsigned char> v1_out(t.out_buf.bytes.size());
+      std::vector<unsigned char> v1_out(t.enc.out.bytes.size());
       v1.out = v1_out.data();
       for (const auto& [forward, name] : v1_entries) {
         char err[256] = "";
         ASSERT_EQ(forward(&v1, err, sizeof err), ATTNCHECK_OK) << name << ": " << err;
-        ASSERT_EQ(find_builtin(name)->forward_v2(&t.call, err, sizeof err), ATTNCHECK_OK) << name << ": " << err;
-        EXPECT_EQ(v1_out, t.out_buf.bytes) << name;
+        ASSERT_EQ(find_builtin(name)->forward_v2(&t.enc.call, err, sizeof err), ATTNCHECK_OK) << name << ": " << err;
+        EXPECT_EQ(v1_out, t.enc.out.bytes) << name;
       }
     }
 }

@@ -66,13 +66,13 @@ TEST(BuiltinsV2Validation, InvalidCallsAreRefusedAndWriteNothing) {
       std::mt19937_64 rng(1);
       TestCall t = make_test_call(s, rng);
       char err[256] = "";
-      ASSERT_EQ(builtin->forward_v2(&t.call, err, sizeof err), ATTNCHECK_OK) << err;  // valid as built
+      ASSERT_EQ(builtin->forward_v2(&t.enc.call, err, sizeof err), ATTNCHECK_OK) << err;  // valid as built
       t.reset_outputs();
-      bad.edit(t.call);
-      EXPECT_EQ(builtin->forward_v2(&t.call, err, sizeof err), kCallError);
+      bad.edit(t.enc.call);
+      EXPECT_EQ(builtin->forward_v2(&t.enc.call, err, sizeof err), kCallError);
       EXPECT_EQ(std::string(err).rfind("invalid call: ", 0), 0u) << err;
       EXPECT_NE(std::string(err).find(bad.message), std::string::npos) << err;
-      for (unsigned char byte : t.out_buf.bytes) ASSERT_EQ(byte, kSentinel);
+      for (unsigned char byte : t.enc.out.bytes) ASSERT_EQ(byte, kSentinel);
     }
     char err[256] = "";
     EXPECT_EQ(builtin->forward_v2(nullptr, err, sizeof err), kCallError);
@@ -82,8 +82,8 @@ TEST(BuiltinsV2Validation, InvalidCallsAreRefusedAndWriteNothing) {
     std::mt19937_64 rng(1);
     TestCall t = make_test_call(s, rng);
     const int dtype = 7;
-    std::memcpy(&t.call.dtype, &dtype, sizeof dtype);
-    EXPECT_EQ(builtin->forward_v2(&t.call, err, sizeof err), ATTNCHECK_UNSUPPORTED) << name;
+    std::memcpy(&t.enc.call.dtype, &dtype, sizeof dtype);
+    EXPECT_EQ(builtin->forward_v2(&t.enc.call, err, sizeof err), ATTNCHECK_UNSUPPORTED) << name;
     EXPECT_NE(std::string(err).find("dtype 7"), std::string::npos) << err;
   }
 }

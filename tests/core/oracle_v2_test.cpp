@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,6 @@
 #include "plain_v2_attention.h"
 #include "problem/generators.h"
 #include "spec_reference_quad.h"
-#include "v2_fields.h"
 
 namespace attncheck {
 namespace {
@@ -34,11 +34,12 @@ uint64_t base_seed() {
   return s ? std::strtoull(s, nullptr, 10) : 20261130;
 }
 
-constexpr FeatureBits kV2Drawn = ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW |
-                                 ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
-                                 ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE;
+// Every feature beyond a v1 call's (MASK and CAUSAL are drawn as always).
+constexpr FeatureBits kV2Drawn = kAllFeatures & ~kV1Features;
 
-// A small v1 problem from the generators with v2 fields drawn on top.
+// A small problem from the generators: the v2 features in `features` drawn
+// each at the generators' own rate (src/problem/feature_draws.h), those in
+// `force` always (GenOptions::required; GQA where the shape allows).
 Problem v2_problem(DType t, uint64_t seed, FeatureBits features, FeatureBits force, unsigned families = kClassicFamilies,
                    int64_t min_heads = 1) {
   GenOptions g;
@@ -48,9 +49,14 @@ Problem v2_problem(DType t, uint64_t seed, FeatureBits features, FeatureBits for
   g.max_q_len = g.max_kv_len = 24;
   g.max_head_dim = g.max_value_dim = 16;
   g.families = families;
-  Problem p = sample_problem(g, seed, static_cast<int>(seed % 101));
-  testing::draw_v2_fields(p, seed, features, force);
+  g.features = kV1Features | features | force;
+  g.required = force & ~kV1Features;
+  const Problem p = sample_problem(g, seed, static_cast<int>(seed % 101));
   EXPECT_EQ(p.inconsistency(), "") << p.header();
+  // What the forced features' tests count on: each is there (a grouped shape
+  // needs heads > 1; a drawn layout may come out dense).
+  const FeatureBits sure = g.required & ~(ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES);
+  EXPECT_EQ(p.features() & sure, sure) << p.header();
   return p;
 }
 
@@ -216,8 +222,10 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 TEST(OracleV2, PaddingIsNeverRead) {
   int64_t padded = 0;
   for (DType t : {DType::f32, DType::f64, DType::f16}) {
-    for (uint64_t k = 0; k < 60; ++k) {
-      const Problem with_nan = v2_problem(t, base_seed() + 31 * k, kV2Drawn, ATTNCHECK_FEATURE_LENGTHS);
+    for (uint64_t k = 0; k < 90; ++k) {
+      // The generators' padding (NaN, huge, or garbage) made NaN throughout.
+      const Problem with_nan = refill_padding(v2_problem(t, base_seed() + 31 * k, kV2Drawn, ATTNCHECK_FEATURE_LENGTHS),
+                                              std::numeric_limits<double>::quiet_NaN());
       const OracleResult a = oracle(with_nan);
       for (double x : {0.0, 1e30, -3.0}) {
         const OracleResult b = oracle(refill_padding(with_nan, round_to(t, x)));
@@ -230,6 +238,52 @@ TEST(OracleV2, PaddingIsNeverRead) {
     }
   }
   EXPECT_GT(padded, 1000);  // rows with NaN padding beside them were judged
+}
+
+// The lse is stored in float. An f64 row whose logit cancels from terms near
+// 1e308 (q = (x, -x, 1), k = (1, 1, 1): the dot is 1 summed in order, 0 with the
+// last term first) has an lse bound far beyond float's range, so a correct
+// implementation's lse may round to an inf: found by validate_bound --v2, where
+// online (another summation order) stored -inf for such rows. An inf on a side
+// the allowed interval reaches passes; on the other side, or with a bound float
+// holds, or with a soft-cap, it fails, as NaN always does.
+TEST(OracleV2, AnLseWhoseBoundLeavesFloatMayBeStoredAsInf) {
+  Problem p = make_problem(DType::f64, Shape{1, 1, 1, 1, 3, 1}, Causal::none, 1.0);  // [1][1][1][3], one key
+  p.q = {0x1p1020, -0x1p1020, 1};
+  p.k = {1, 1, 1};
+  p.v = {2};
+  p.lse_requested = true;
+  ASSERT_EQ(p.inconsistency(), "");
+  const OracleResult o = oracle(p);
+  ASSERT_EQ(o.lse_exact[0], 1.0);
+  ASSERT_TRUE(std::isfinite(o.lse_bound[0]));
+  ASSERT_GT(o.lse_bound[0], 1e39);  // about 3e292: float holds at most 3.4e38
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(compare_lse_to_oracle(p, o, {0.0}).ok);   // the dot summed with its last term first
+  EXPECT_TRUE(compare_lse_to_oracle(p, o, {-inf}).ok);  // a logit of -1e292 stored in float
+  EXPECT_TRUE(compare_lse_to_oracle(p, o, {inf}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(p, o, {std::numeric_limits<double>::quiet_NaN()}).ok);
+  // With a soft-cap the logit is within c whatever the dot's error: no inf
+  // (the bound stays as wide, through tanh's pass-through).
+  Problem capped = p;
+  capped.softcap = 5;
+  const OracleResult oc = oracle(capped);
+  ASSERT_TRUE(std::isfinite(oc.lse_bound[0]));
+  EXPECT_TRUE(compare_lse_to_oracle(capped, oc, {oc.lse_exact[0]}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(capped, oc, {-inf}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(capped, oc, {inf}).ok);
+
+  // An ordinary row: its bound is tiny, and an inf on either side is wrong.
+  Problem q = make_problem(DType::f64, Shape{1, 1, 1, 2, 1, 1});  // one query, two keys
+  q.q = {1};
+  q.k = {0.5, -0.25};
+  q.v = {2, 3};
+  q.lse_requested = true;
+  const OracleResult oq = oracle(q);
+  ASSERT_LT(oq.lse_bound[0], 1e-5);  // the store to float: about 1e-7
+  EXPECT_TRUE(compare_lse_to_oracle(q, oq, {oq.lse_exact[0]}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(q, oq, {-inf}).ok);
+  EXPECT_FALSE(compare_lse_to_oracle(q, oq, {inf}).ok);
 }
 
 // A fault of one feature: what the faulty implementation computes, as a
@@ -277,7 +331,10 @@ TEST(OracleV2, FeatureFaultsAreFlagged) {
   for (const Fault& f : faults)
     for (DType t : {DType::f32, DType::f64}) {
       int64_t flagged = 0, changed = 0;
-      for (uint64_t k = 0; k < 160; ++k) {
+      // 400 cases: a fault shows only where its feature is drawn in a form it
+      // changes (a window side the causal rule does not already cut; kv_heads
+      // neither 1 nor heads, where h / group and h % kv_heads agree).
+      for (uint64_t k = 0; k < 400; ++k) {
         const Problem p = v2_problem(t, base_seed() + 7919 * k + f.feature, kV2Drawn, f.feature | ATTNCHECK_FEATURE_LSE,
                                      kClassicFamilies, f.feature == ATTNCHECK_FEATURE_GQA ? 4 : 1);
         const OracleResult o = oracle(p);

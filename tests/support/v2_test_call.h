@@ -1,8 +1,11 @@
 // A v2test::Case laid out as an attncheck_call_v2, the way the checker's promises
-// allow a caller to lay it out, and the check of what a plugin wrote:
-//   - q, k, v, out through their Layout (axis order, gaps, lead room);
+// allow a caller to lay it out, and the check of what a plugin wrote; shared by the
+// plugins' direct tests (tests/plugins) and the built-ins' (tests/core):
+//   - q, k, v, out through their Layout (axis order, gaps, lead room), the stored
+//     mask and bias through theirs (gaps, stride 0 on broadcast axes);
 //   - every input element that is not live (gaps, padding rows and keys) is NaN, and
-//     mask and bias entries at padding are "attend" and NaN, so that a read leaks;
+//     mask and bias entries at padding and in gaps are "attend" and NaN, so that a
+//     read leaks;
 //   - every byte of out and lse is 0xFF before the call (NaN in every dtype), and every
 //     one that is not a live element must still be 0xFF after it.
 #ifndef ATTNCHECK_TESTS_V2_TEST_CALL_H
@@ -19,6 +22,8 @@
 #include "v2_spec_case.h"
 
 namespace v2test {
+
+inline constexpr unsigned char kOutputPoison = 0xFF;  // every byte of out and lse before a call
 
 inline size_t element_size(attncheck_dtype t) {
   return t == ATTNCHECK_F64 ? 8 : t == ATTNCHECK_F32 ? 4 : 2;
@@ -123,22 +128,33 @@ inline void fill_nan(Placed& p, attncheck_dtype t) {
 // The call and every buffer it points into.
 struct Encoded {
   Placed q, k, v, out;
-  std::vector<unsigned char> mask;  // stored, dense
-  Placed bias;                      // stored, dense, lead room of 0
+  Placed mask;  // stored [batch'][heads'][q_len'][kv_len], one byte an entry
+  Placed bias;  // stored as the mask, in the dtype
   std::vector<float> lse;
   std::vector<int32_t> q_lens, kv_lens;
   std::vector<float> alibi, sinks;
   attncheck_call_v2 call{};
   bool exact = true;  // every value fit its dtype
+
+  Encoded() = default;
+  Encoded(const Encoded&) = delete;  // a copy's call would point into the original
+  Encoded(Encoded&&) = default;      // a moved vector keeps its storage
+  // Poisons out and lse again (to call another implementation on the same inputs).
+  void reset_outputs() {
+    std::fill(out.bytes.begin(), out.bytes.end(), kOutputPoison);
+    if (!lse.empty()) std::memset(lse.data(), kOutputPoison, lse.size() * sizeof(float));
+  }
 };
 
-// Strides of a stored mask or bias: dense over the stored extents, 0 on broadcast axes.
-inline void broadcast_strides(const Case& c, const Broadcast& br, int64_t stride[4]) {
-  const auto e = c.stored_extents(br);
-  stride[3] = 1;
-  stride[2] = br.row ? 0 : e[3];
-  stride[1] = br.head ? 0 : e[2] * e[3];
-  stride[0] = br.batch ? 0 : e[1] * e[2] * e[3];
+// The view of a stored mask or bias: its placed strides, 0 on broadcast axes.
+inline attncheck_view broadcast_view(Placed& p, const Broadcast& br) {
+  attncheck_view v{};
+  v.data = p.first();
+  for (int a = 0; a < 4; ++a) v.stride[a] = p.stride[a];
+  if (br.batch) v.stride[0] = 0;
+  if (br.head) v.stride[1] = 0;
+  if (br.row) v.stride[2] = 0;
+  return v;
 }
 
 // A stored mask or bias entry is padding when every logical entry it stands for is at
@@ -162,7 +178,7 @@ inline void encode_call(const Case& c, Encoded& e) {
   fill_nan(e.q, t);
   fill_nan(e.k, t);
   fill_nan(e.v, t);
-  std::fill(e.out.bytes.begin(), e.out.bytes.end(), 0xFF);
+  std::fill(e.out.bytes.begin(), e.out.bytes.end(), kOutputPoison);
   for (int64_t b = 0; b < c.batch; ++b) {
     for (int64_t h = 0; h < c.heads; ++h)
       for (int64_t i = 0; i < c.lq(b); ++i)
@@ -195,7 +211,7 @@ inline void encode_call(const Case& c, Encoded& e) {
   }
   if (c.want_lse) {
     e.lse.assign(static_cast<size_t>(c.batch * c.heads * c.q_len), 0.0f);
-    std::memset(e.lse.data(), 0xFF, e.lse.size() * sizeof(float));
+    std::memset(e.lse.data(), kOutputPoison, e.lse.size() * sizeof(float));
     call.lse = e.lse.data();
   }
   e.q_lens = c.q_lens;
@@ -207,29 +223,33 @@ inline void encode_call(const Case& c, Encoded& e) {
   call.window_right = c.window_right;
   call.scale = c.scale;
   call.softcap = c.softcap;
-  if (!c.mask.empty() || !c.bias.empty()) {
-    for (const bool is_mask : {true, false}) {
-      const Broadcast& br = is_mask ? c.mask_broadcast : c.bias_broadcast;
-      if (is_mask ? c.mask.empty() : c.bias.empty()) continue;
-      const auto ext = c.stored_extents(br);
-      if (is_mask) {
-        e.mask = c.mask;
-      } else {
-        e.bias = place(Layout{}, ext, es);
-      }
-      for (int64_t sb = 0; sb < ext[0]; ++sb)
-        for (int64_t sh = 0; sh < ext[1]; ++sh)
-          for (int64_t si = 0; si < ext[2]; ++si)
-            for (int64_t j = 0; j < ext[3]; ++j) {
-              const int64_t at = ((sb * ext[1] + sh) * ext[2] + si) * ext[3] + j;
-              const bool pad = stored_entry_is_padding(c, br, sb, sh, si, j);
-              if (is_mask && pad) e.mask[at] = 1;  // "attend": a read attends a NaN key
-              if (!is_mask) encode(t, pad ? NAN : c.bias[at], e.bias.bytes.data() + at * es, e.exact);
-            }
-      attncheck_view& view = is_mask ? call.mask : call.bias;
-      view.data = is_mask ? static_cast<const void*>(e.mask.data()) : e.bias.bytes.data();
-      broadcast_strides(c, br, view.stride);
-    }
+  if (!c.mask.empty()) {
+    const auto ext = c.stored_extents(c.mask_broadcast);
+    e.mask = place(c.mask_layout, ext, 1);
+    std::fill(e.mask.bytes.begin(), e.mask.bytes.end(), 1);  // gaps: "attend"
+    for (int64_t sb = 0; sb < ext[0]; ++sb)
+      for (int64_t sh = 0; sh < ext[1]; ++sh)
+        for (int64_t si = 0; si < ext[2]; ++si)
+          for (int64_t j = 0; j < ext[3]; ++j) {
+            const bool pad = stored_entry_is_padding(c, c.mask_broadcast, sb, sh, si, j);
+            // At padding "attend": a read attends a NaN key.
+            *e.mask.at(sb, sh, si, j) = pad ? 1 : c.mask[((sb * ext[1] + sh) * ext[2] + si) * ext[3] + j];
+          }
+    call.mask = broadcast_view(e.mask, c.mask_broadcast);
+  }
+  if (!c.bias.empty()) {
+    const auto ext = c.stored_extents(c.bias_broadcast);
+    e.bias = place(c.bias_layout, ext, es);
+    fill_nan(e.bias, t);
+    for (int64_t sb = 0; sb < ext[0]; ++sb)
+      for (int64_t sh = 0; sh < ext[1]; ++sh)
+        for (int64_t si = 0; si < ext[2]; ++si)
+          for (int64_t j = 0; j < ext[3]; ++j) {
+            const bool pad = stored_entry_is_padding(c, c.bias_broadcast, sb, sh, si, j);
+            encode(t, pad ? NAN : c.bias[((sb * ext[1] + sh) * ext[2] + si) * ext[3] + j], e.bias.at(sb, sh, si, j),
+                   e.exact);
+          }
+    call.bias = broadcast_view(e.bias, c.bias_broadcast);
   }
   e.alibi = c.alibi_slopes;
   e.sinks = c.sinks;
@@ -260,9 +280,40 @@ inline bool close(double got, double want, double tol) {
   return std::fabs(got - want) <= tol;
 }
 
+// Every write outside the live elements, one line each (empty: none): bytes of out's
+// allocation that are not a live element (gaps, padding rows, lead room) and lse
+// entries of padding rows that no longer hold kOutputPoison.
+inline std::vector<std::string> writes_outside_live(const Case& c, const Encoded& e) {
+  std::vector<std::string> lines;
+  std::vector<bool> live(e.out.bytes.size() / e.out.elem, false);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.heads; ++h)
+      for (int64_t i = 0; i < c.lq(b); ++i)
+        for (int64_t col = 0; col < c.value_dim; ++col)
+          live[static_cast<size_t>(e.out.lead + e.out.offset(b, h, i, col))] = true;
+  for (size_t el = 0; el < live.size(); ++el) {
+    if (live[el]) continue;
+    for (size_t byte = 0; byte < e.out.elem; ++byte)
+      if (e.out.bytes[el * e.out.elem + byte] != kOutputPoison) {
+        lines.push_back("out: element " + std::to_string(el) + " of the allocation is not live and was written");
+        break;
+      }
+  }
+  if (c.want_lse)
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t h = 0; h < c.heads; ++h)
+        for (int64_t i = c.lq(b); i < c.q_len; ++i) {
+          const size_t row = static_cast<size_t>((b * c.heads + h) * c.q_len + i);
+          const auto* bytes = reinterpret_cast<const unsigned char*>(&e.lse[row]);
+          if (std::any_of(bytes, bytes + sizeof(float), [](unsigned char x) { return x != kOutputPoison; }))
+            lines.push_back("lse of padding row " + std::to_string(row) + " was written");
+        }
+  return lines;
+}
+
 // Every mismatch between what the plugin wrote and what the spec says, as text
 // (empty: all is well): live out and lse elements against `want`, every other byte of
-// out and lse still 0xFF. `slack` widens the tolerance by slack * (1 + |expected|), for
+// out and lse still kOutputPoison (writes_outside_live). `slack` widens the tolerance by slack * (1 + |expected|), for
 // a plugin that computes in its dtype rather than rounding once (0 for the example).
 inline std::string check_written(const Case& c, Encoded& e, const Expected& want, double slack = 0) {
   std::ostringstream problems;
@@ -270,12 +321,11 @@ inline std::string check_written(const Case& c, Encoded& e, const Expected& want
   auto report = [&](const std::string& line) {
     if (reported++ < 8) problems << line << "\n";
   };
-  std::vector<bool> live(e.out.bytes.size() / e.out.elem, false);
+  for (const std::string& line : writes_outside_live(c, e)) report(line);
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t h = 0; h < c.heads; ++h)
       for (int64_t i = 0; i < c.lq(b); ++i)
         for (int64_t col = 0; col < c.value_dim; ++col) {
-          live[static_cast<size_t>(e.out.lead + e.out.offset(b, h, i, col))] = true;
           const double got = decode(c.dtype, e.out.at(b, h, i, col));
           const double w = want.out[((b * c.heads + h) * c.q_len + i) * c.value_dim + col];
           if (!close(got, w, tolerance(c.dtype, w) + slack * (1 + std::fabs(w)))) {
@@ -284,25 +334,11 @@ inline std::string check_written(const Case& c, Encoded& e, const Expected& want
             report(s.str());
           }
         }
-  for (size_t el = 0; el < live.size(); ++el) {
-    if (live[el]) continue;
-    for (size_t byte = 0; byte < e.out.elem; ++byte)
-      if (e.out.bytes[el * e.out.elem + byte] != 0xFF) {
-        report("out: element " + std::to_string(el) + " of the allocation is not live and was written");
-        break;
-      }
-  }
   if (c.want_lse)
     for (int64_t b = 0; b < c.batch; ++b)
       for (int64_t h = 0; h < c.heads; ++h)
-        for (int64_t i = 0; i < c.q_len; ++i) {
+        for (int64_t i = 0; i < c.lq(b); ++i) {
           const size_t row = static_cast<size_t>((b * c.heads + h) * c.q_len + i);
-          uint32_t bits;
-          std::memcpy(&bits, &e.lse[row], 4);
-          if (i >= c.lq(b)) {
-            if (bits != 0xFFFFFFFFu) report("lse of padding row " + std::to_string(row) + " was written");
-            continue;
-          }
           const double w = want.lse[row];
           if (!close(e.lse[row], w, tolerance(ATTNCHECK_F32, w) + slack * (1 + std::fabs(w)))) {
             std::ostringstream s;

@@ -1,7 +1,9 @@
 // One ABI-v2 forward call held as logical doubles, and the spec's formulas
 // (spec/plugin-abi-v2.md, "Visibility" and "Logits") computed on it straight, in long
-// double without max subtraction: the expected answer for example_v2_plugin_test.
-// Independent of src/ on purpose: it checks a plugin before the v2 host exists.
+// double without max subtraction: the expected answer for the plugins' direct tests
+// (tests/plugins: example_v2_plugin_test, torch_v2_adapter_test) and the built-ins'
+// v2 tests (tests/core/hand_built_v2_call.h). Independent of src/ on purpose: it
+// checks a plugin, and the built-ins, apart from the checker's own code.
 #ifndef ATTNCHECK_TESTS_V2_SPEC_CASE_H
 #define ATTNCHECK_TESTS_V2_SPEC_CASE_H
 
@@ -51,6 +53,9 @@ struct Case {
   std::vector<float> alibi_slopes, sinks;  // [heads] or empty
   bool want_lse = false;
   Layout q_layout, k_layout, v_layout, out_layout;
+  // How the stored mask and bias lie: `gap` and `lead` as for a view (the order
+  // stays [batch'][heads'][q_len'][kv_len]); broadcast axes get stride 0.
+  Layout mask_layout, bias_layout;
 
   int64_t lq(int64_t b) const { return q_lens.empty() ? q_len : q_lens[b]; }
   int64_t lk(int64_t b) const { return kv_lens.empty() ? kv_len : kv_lens[b]; }
