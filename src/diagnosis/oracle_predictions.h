@@ -1,0 +1,23 @@
+// Predictions taken from the oracle of the problem that expresses a fault
+// (what the fault-model tables build on, diagnosis-internal), also where that
+// problem reads NaN (gaps of a strided view, padding keys).
+#pragma once
+
+#include "diagnosis/fault_models.h"
+#include "problem/problem.h"
+
+namespace attncheck {
+
+// The oracle of `expressed` (out and lse) with rows that see no key judged as
+// the ABI's zeros (and -inf lse without sinks).
+Prediction by_oracle(const Problem& expressed);
+
+// by_oracle for a problem whose existing rows may read NaN: IEEE arithmetic
+// carries it. A NaN in the row's q, or in k or the bias of a key the row
+// sees, makes the whole row NaN (its logits are); a NaN in column c of a seen
+// key's v makes output column c NaN (weight * NaN, even for a weight that
+// underflows). Those elements are predicted NaN (bound 0); the rest is the
+// oracle of the problem with every NaN input replaced by 0.
+Prediction by_oracle_nan_aware(const Problem& expressed);
+
+}  // namespace attncheck
