@@ -172,9 +172,9 @@ std::vector<Derived> derived_problems(const Problem& p, FeatureBits declared) {
     d.push_back({"with 2 more queries, 5 more keys and causal " + std::string(causal_name(c)), r});
   }
   if (p.shape.batch == 1 || p.shape.heads == 1) d.push_back({"with 2 batches of 2 heads", two_by_two(p)});
-  // layout_invariance, bias_row_shift_invariance and lengths_equal_slices
-  // fail on cases whose own views are dense, whose own bias is harmless or
-  // whose padding is: the transformed calls they make, here too.
+  // layout_invariance, bias_row_shift_invariance, sink_equals_extra_key and
+  // lengths_equal_slices fail on cases whose own views, bias, sinks or
+  // padding the fault leaves alone: the transformed calls they make, here too.
   if (p.layouts.all_dense() && (declared & ATTNCHECK_FEATURE_STRIDES)) {
     const TensorLayout bshd{{0, 2, 1}, {0, 0, 0}}, gapped{{0, 2, 1}, {0, 3, 5}};
     d.push_back({"in [batch][row][head][col] views", with_layouts(p, {bshd, bshd, bshd, bshd})});
@@ -186,6 +186,8 @@ std::vector<Derived> derived_problems(const Problem& p, FeatureBits declared) {
         d.push_back({"with each row's bias shifted by a constant", std::move(*r)});
         break;
       }
+  if (declared & ATTNCHECK_FEATURE_BIAS)  // what sink_equals_extra_key compares with
+    if (std::optional<Problem> r = with_sink_as_key(p)) d.push_back({"with the sink as one more key", std::move(*r)});
   if (!p.q_lens.empty() || !p.kv_lens.empty())
     d.push_back({"with NaN in the padding", with_padding_filled(p, std::numeric_limits<double>::quiet_NaN())});
   return d;

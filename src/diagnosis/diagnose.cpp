@@ -13,23 +13,29 @@ namespace attncheck {
 
 namespace {
 
+enum class Fit { contradicts, consistent, explains };
+
 // Does the prediction explain `got`? Every element the correct oracle says is
-// wrong must be judged by the model (a finite bound), and every judged element
-// must agree. Used for out and for the lse; an empty prediction judges nothing.
-bool explains(const std::vector<double>& pred, const std::vector<double>& bound, const std::vector<double>& got,
-              const std::vector<char>& wrong) {
+// wrong must be judged by the model (a finite bound) or be one the model
+// leaves free (bound NaN: the fault's computation leaves the representable
+// domain there), and every judged element must agree. `explains` when some
+// wrong element agrees with a judged prediction, else `consistent`. Used for
+// out and for the lse; an empty prediction judges nothing.
+Fit fit(const std::vector<double>& pred, const std::vector<double>& bound, const std::vector<double>& got,
+        const std::vector<char>& wrong) {
+  bool evidence = false;
   for (std::size_t k = 0; k < got.size(); ++k) {
+    if (!pred.empty() && std::isnan(bound[k])) continue;
     if (pred.empty() || std::isinf(bound[k])) {
-      if (wrong[k]) return false;
+      if (wrong[k]) return Fit::contradicts;
       continue;
     }
-    if (std::isnan(pred[k])) {
-      if (!std::isnan(got[k])) return false;
-      continue;
-    }
-    if (!(got[k] == pred[k] || std::abs(got[k] - pred[k]) <= bound[k])) return false;  // == : an lse of -inf
+    const bool agrees = std::isnan(pred[k]) ? std::isnan(got[k])
+                                            : got[k] == pred[k] || std::abs(got[k] - pred[k]) <= bound[k];  // == : -inf
+    if (!agrees) return Fit::contradicts;
+    evidence = evidence || wrong[k];
   }
-  return true;
+  return evidence ? Fit::explains : Fit::consistent;
 }
 
 // Where `got` breaks the correct oracle's bound.
@@ -76,12 +82,14 @@ std::string diagnose(Implementation& impl, const Problem& failing) {
         if (!correct_here) contradicted[m] = 1;
         continue;
       }
-      if (!explains(pr->out, pr->bound, o.out, wrong) ||
-          (lse_judged && !explains(pr->lse, pr->lse_bound, o.lse, wrong_lse))) {
+      const Fit out_fit = fit(pr->out, pr->bound, o.out, wrong);
+      const Fit lse_fit = lse_judged ? fit(pr->lse, pr->lse_bound, o.lse, wrong_lse) : Fit::consistent;
+      if (out_fit == Fit::contradicts || lse_fit == Fit::contradicts) {
         contradicted[m] = 1;
         continue;
       }
-      if (!correct_here && explained[m]++ == 0) first_seen[m] = d.how;
+      if (out_fit != Fit::explains && lse_fit != Fit::explains) continue;
+      if (explained[m]++ == 0) first_seen[m] = d.how;
     }
   }
   if (!failing_ran) return "";

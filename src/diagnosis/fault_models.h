@@ -16,10 +16,12 @@ namespace attncheck {
 
 struct Prediction {
   std::vector<double> out;    // [batch][heads][q_len][value_dim]; NaN where the fault gives NaN
-  std::vector<double> bound;  // same shape: allowed |impl - out|; +inf: not judged
-  // [batch][heads][q_len]: the lse the fault gives and its bound (judged only
-  // where the problem requests an lse). Empty: the model says nothing about
-  // the lse, so a wrong lse rules it out.
+  std::vector<double> bound;  // same shape: allowed |impl - out|; +inf: not judged (a wrong
+                              // output there rules the model out); NaN: free (the fault's
+                              // computation leaves the representable domain, any output fits)
+  // [batch][heads][q_len]: the lse the fault gives and its bound, read like
+  // out's (judged only where the problem requests an lse). Empty: the model
+  // says nothing about the lse, so a wrong lse rules it out.
   std::vector<double> lse, lse_bound;
 };
 

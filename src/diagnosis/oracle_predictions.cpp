@@ -36,11 +36,10 @@ Prediction by_oracle_nan_aware(const Problem& p) {
   bool any = false;
   for (std::vector<double>* t : {&finite.q, &finite.k, &finite.v, &finite.bias}) any = zero_nans(*t) || any;
   Prediction pr = by_oracle(finite);
-  if (!any) return pr;
   const Shape& s = p.shape;
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+  for (int64_t bh = 0; bh < s.batch * s.heads && any; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i) {
-      if (!p.row_exists(bh, i)) continue;
+      if (!p.row_exists(bh, i) || !p.row_sees_any_key(bh, i)) continue;  // no logit computed: zeros
       bool row_nan = false;
       for (int64_t d = 0; d < s.head_dim; ++d) row_nan = row_nan || std::isnan(p.q[p.q_at(bh, i, d)]);
       std::vector<char> col_nan(static_cast<std::size_t>(s.value_dim), 0);
@@ -54,10 +53,20 @@ Prediction by_oracle_nan_aware(const Problem& p) {
       for (int64_t c = 0; c < s.value_dim; ++c)
         if (row_nan || col_nan[c]) predict_nan(pr, p.out_at(bh, i, c));
       if (row_nan) {
-        const int64_t row = bh * s.q_len + i;
-        pr.lse[row] = kNaN;
-        pr.lse_bound[row] = 0;
+        pr.lse[bh * s.q_len + i] = kNaN;
+        pr.lse_bound[bh * s.q_len + i] = 0;
       }
+    }
+  // Huge values read where the call holds garbage (padding, gaps) can take a
+  // row out of the representable domain: what the fault gives there depends
+  // on the order of its arithmetic, so those elements are left free.
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      if (!p.row_exists(bh, i) || !p.row_sees_any_key(bh, i)) continue;
+      for (int64_t c = 0; c < s.value_dim; ++c)
+        if (std::isinf(pr.bound[p.out_at(bh, i, c)])) pr.bound[p.out_at(bh, i, c)] = kNaN;
+      const int64_t row = bh * s.q_len + i;
+      if (std::isinf(pr.lse_bound[row])) pr.lse_bound[row] = kNaN;
     }
   return pr;
 }

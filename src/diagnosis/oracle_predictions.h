@@ -1,6 +1,6 @@
 // Predictions taken from the oracle of the problem that expresses a fault
 // (what the fault-model tables build on, diagnosis-internal), also where that
-// problem reads NaN (gaps of a strided view, padding keys).
+// problem reads NaN or huge values (gaps of a strided view, padding keys).
 #pragma once
 
 #include "diagnosis/fault_models.h"
@@ -13,11 +13,12 @@ namespace attncheck {
 Prediction by_oracle(const Problem& expressed);
 
 // by_oracle for a problem whose existing rows may read NaN: IEEE arithmetic
-// carries it. A NaN in the row's q, or in k or the bias of a key the row
-// sees, makes the whole row NaN (its logits are); a NaN in column c of a seen
+// carries it. In a row that sees a key, a NaN in its q, or in k or the bias
+// of a key it sees, makes the whole row NaN (its logits are); a NaN in column c of a seen
 // key's v makes output column c NaN (weight * NaN, even for a weight that
 // underflows). Those elements are predicted NaN (bound 0); the rest is the
-// oracle of the problem with every NaN input replaced by 0.
+// oracle of the problem with every NaN input replaced by 0, except in rows
+// that huge values take out of its domain: free there (bound NaN).
 Prediction by_oracle_nan_aware(const Problem& expressed);
 
 }  // namespace attncheck

@@ -57,7 +57,7 @@ const FaultModel* model_named(const std::string& start) {
 bool agrees(const Prediction& pr, const Problem& p, const Outcome& o) {
   auto same = [](const std::vector<double>& want, const std::vector<double>& bound, const std::vector<double>& got) {
     for (std::size_t k = 0; k < got.size(); ++k) {
-      if (std::isinf(bound[k])) continue;
+      if (std::isinf(bound[k]) || std::isnan(bound[k])) continue;  // not judged, or free
       if (std::isnan(want[k]) ? !std::isnan(got[k]) : !(got[k] == want[k] || std::abs(got[k] - want[k]) <= bound[k]))
         return false;
     }
