@@ -6,6 +6,7 @@
 #include <random>
 
 #include "problem/feature_transforms.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -134,6 +135,19 @@ Problem with_a_mask(const Problem& p) {
   return r;
 }
 
+// Fresh unit Gaussians for q, k, v and every finite bias entry (-inf keeps
+// hiding its key): the same call with moderate values, where a fault that
+// reads the wrong element stays inside the representable domain.
+Problem with_fresh_values(const Problem& p) {
+  Problem r = p;
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> g;
+  for (std::vector<double>* t : {&r.q, &r.k, &r.v, &r.bias})
+    for (double& x : *t)
+      if (std::isfinite(x) || t != &r.bias) x = round_to(p.dtype, g(rng));
+  return r;
+}
+
 }  // namespace
 
 std::vector<Derived> derived_problems(const Problem& p, FeatureBits declared) {
@@ -172,9 +186,10 @@ std::vector<Derived> derived_problems(const Problem& p, FeatureBits declared) {
     d.push_back({"with 2 more queries, 5 more keys and causal " + std::string(causal_name(c)), r});
   }
   if (p.shape.batch == 1 || p.shape.heads == 1) d.push_back({"with 2 batches of 2 heads", two_by_two(p)});
-  // layout_invariance, bias_row_shift_invariance, sink_equals_extra_key and
-  // lengths_equal_slices fail on cases whose own views, bias, sinks or
-  // padding the fault leaves alone: the transformed calls they make, here too.
+  // layout_invariance, gqa_equals_repeated_kv, bias_row_shift_invariance,
+  // sink_equals_extra_key and lengths_equal_slices fail on cases whose own
+  // views, kv heads, bias, sinks or padding the fault leaves alone: the
+  // transformed calls they make, here too.
   if (p.layouts.all_dense() && (declared & ATTNCHECK_FEATURE_STRIDES)) {
     const TensorLayout bshd{{0, 2, 1}, {0, 0, 0}}, gapped{{0, 2, 1}, {0, 3, 5}};
     d.push_back({"in [batch][row][head][col] views", with_layouts(p, {bshd, bshd, bshd, bshd})});
@@ -186,8 +201,23 @@ std::vector<Derived> derived_problems(const Problem& p, FeatureBits declared) {
         d.push_back({"with each row's bias shifted by a constant", std::move(*r)});
         break;
       }
+  if (p.shape.kv_head_count() != p.shape.heads)  // what gqa_equals_repeated_kv compares with
+    d.push_back({"with K and V repeated for every query head", with_kv_repeated(p)});
   if (declared & ATTNCHECK_FEATURE_BIAS)  // what sink_equals_extra_key compares with
     if (std::optional<Problem> r = with_sink_as_key(p)) d.push_back({"with the sink as one more key", std::move(*r)});
+  // A v2 fault can read a head, key or gap holding huge values (that the
+  // generators draw); the same call with moderate ones.
+  // With more rows too: on one row, ALiBi's sign flipped and ALiBi aligned
+  // top-left differ by a constant logit shift (no difference at all).
+  if (p.features() & ~kV1Features) {
+    d.push_back({"with fresh unit Gaussian inputs", with_fresh_values(p)});
+    for (Causal c : {Causal::top_left, Causal::bottom_right}) {
+      Problem r = with_fresh_values(longer(p));
+      r.causal = c;
+      d.push_back({"with fresh unit Gaussian inputs, 2 more queries, 5 more keys and causal " +
+                       std::string(causal_name(c)), r});
+    }
+  }
   if (!p.q_lens.empty() || !p.kv_lens.empty())
     d.push_back({"with NaN in the padding", with_padding_filled(p, std::numeric_limits<double>::quiet_NaN())});
   return d;

@@ -1,7 +1,9 @@
 // The fault models of ABI v2 features: one small function per fault of the
 // zoo's v2 members (src/impls/zoo/), each predicting from the oracle of a
-// problem that expresses the fault where one does. Each returns nullopt on a
-// problem that does not use its feature (or where the fault cannot show).
+// problem that expresses the fault where one does (by_fault_oracle: rows the
+// fault takes out of the representable domain are free). Each returns
+// nullopt on a problem that does not use its feature (or where the fault
+// cannot show).
 #include <array>
 #include <cmath>
 #include <limits>
@@ -45,7 +47,7 @@ std::optional<Prediction> gqa_kv_modulo(const Problem& p) {
       r.k.insert(r.k.end(), p.k.begin() + p.k_at(from, 0, 0), p.k.begin() + p.k_at(from + 1, 0, 0));
       r.v.insert(r.v.end(), p.v.begin() + p.v_at(from, 0, 0), p.v.begin() + p.v_at(from + 1, 0, 0));
     }
-  return by_oracle(r);
+  return by_fault_oracle(r);
 }
 
 // A view's logical tensor [a][b][rows][cols] as a kernel reading its
@@ -76,7 +78,7 @@ std::optional<Prediction> strides_ignored(const Problem& p) {
   Problem r = p;
   r.q = *q, r.k = *k, r.v = *v;
   r.layouts.q = r.layouts.k = r.layouts.v = TensorLayout{};
-  return by_oracle_nan_aware(r);
+  return by_fault_oracle(r);
 }
 
 // ---- lengths and windows -------------------------------------------------------
@@ -96,14 +98,14 @@ std::optional<Prediction> padding_keys_attended(const Problem& p) {
     r = with_causal_as_mask(r);
   }
   r.kv_lens.clear();
-  return by_oracle_nan_aware(r);
+  return by_fault_oracle(r);
 }
 
 // window_left = W admits W keys left of the diagonal, not W + 1.
 std::optional<Prediction> window_off_by_one(const Problem& p) {
   if (p.window_left < 0) return std::nullopt;
   const int64_t w = p.window_left, heads = p.shape.heads;
-  return by_oracle(with_mask_anded(p, [&p, w, heads](int64_t bh, int64_t i, int64_t j) {
+  return by_fault_oracle(with_mask_anded(p, [&p, w, heads](int64_t bh, int64_t i, int64_t j) {
     return j > p.diagonal(bh / heads, i) - w;
   }));
 }
@@ -126,7 +128,7 @@ std::optional<Prediction> window_top_left(const Problem& p) {
     r.bias_broadcast = as_bias.bias_broadcast;
     r.alibi_slopes.clear();
   }
-  return by_oracle(r);
+  return by_fault_oracle(r);
 }
 
 // ---- the logit chain and the softmax ---------------------------------------------
@@ -134,7 +136,10 @@ std::optional<Prediction> window_top_left(const Problem& p) {
 // tanh cap applied to scale q.k + bias + ALiBi instead of to scale q.k
 // alone: no problem expresses that, so each row is computed here in long
 // double (out and lse), judged within the correct oracle's bound (the cap's
-// |d tanh| <= 1 passes the same rounding errors through, in another order).
+// |d tanh| <= 1 passes the same rounding errors through, in another order)
+// plus the rounding of the fault's own value where it is stored (out in the
+// dtype, lse in float): the oracle's bound covers the rounding of the
+// correct value, which may be far smaller.
 std::optional<Prediction> softcap_after_bias(const Problem& p) {
   if (p.softcap == 0 || (!p.has_bias() && p.alibi_slopes.empty())) return std::nullopt;
   Prediction pr = by_oracle(p);
@@ -165,9 +170,13 @@ std::optional<Prediction> softcap_after_bias(const Problem& p) {
         LD out = 0;
         for (int64_t j = 0; j < s.kv_len; ++j)
           if (p.visible(bh, i, j)) out += z[j] / sum * static_cast<LD>(p.v[p.v_at(p.kv_of(bh), j, c)]);
-        pr.out[p.out_at(bh, i, c)] = static_cast<double>(out);
+        const int64_t at = p.out_at(bh, i, c);
+        pr.out[at] = static_cast<double>(out);
+        pr.bound[at] += kBoundSafetyFactor * unit_roundoff(p.dtype) * std::abs(pr.out[at]);
       }
-      pr.lse[bh * s.q_len + i] = static_cast<double>(top + std::log(sum));
+      const int64_t row = bh * s.q_len + i;
+      pr.lse[row] = static_cast<double>(top + std::log(sum));
+      pr.lse_bound[row] += kBoundSafetyFactor * unit_roundoff(DType::f32) * std::abs(pr.lse[row]);
     }
   return pr;
 }
@@ -178,14 +187,14 @@ std::optional<Prediction> alibi_sign_flipped(const Problem& p) {
   if (!any) return std::nullopt;
   Problem r = p;
   for (double& m : r.alibi_slopes) m = -m;
-  return by_oracle(r);
+  return by_fault_oracle(r);
 }
 
 std::optional<Prediction> sinks_ignored(const Problem& p) {
   if (p.sinks.empty()) return std::nullopt;
   Problem r = p;
   r.sinks.clear();
-  return by_oracle(r);
+  return by_fault_oracle(r);
 }
 
 // out correct, lse divided by ln 2: one more rounding of the lse in the

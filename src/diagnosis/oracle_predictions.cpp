@@ -31,7 +31,7 @@ Prediction by_oracle(const Problem& expressed) {
   return {std::move(o.exact), std::move(o.bound), std::move(o.lse_exact), std::move(o.lse_bound)};
 }
 
-Prediction by_oracle_nan_aware(const Problem& p) {
+Prediction by_fault_oracle(const Problem& p) {
   Problem finite = p;
   bool any = false;
   for (std::vector<double>* t : {&finite.q, &finite.k, &finite.v, &finite.bias}) any = zero_nans(*t) || any;
@@ -57,9 +57,7 @@ Prediction by_oracle_nan_aware(const Problem& p) {
         pr.lse_bound[bh * s.q_len + i] = 0;
       }
     }
-  // Huge values read where the call holds garbage (padding, gaps) can take a
-  // row out of the representable domain: what the fault gives there depends
-  // on the order of its arithmetic, so those elements are left free.
+  // Rows outside the domain (a judged bound would be finite): free.
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i) {
       if (!p.row_exists(bh, i) || !p.row_sees_any_key(bh, i)) continue;

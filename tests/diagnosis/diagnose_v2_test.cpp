@@ -29,22 +29,33 @@ struct Member {
   const char* name;
   std::vector<const char*> laws;  // each fails on this member (properties/zoo_caught_test pins them)
   const char* model;              // the start of its model's description
+  FeatureBits needs;              // a problem using none of these gives the model nothing to explain
 };
 
 const std::vector<Member>& members() {
   static const std::vector<Member> m = {
-      {"gqa_kv_modulo", {"gqa_equals_repeated_kv", "matches_oracle"}, "kv head h % kv_heads"},
-      {"strides_ignored", {"layout_invariance", "matches_oracle"}, "strides ignored"},
-      {"padding_keys_attended", {"lengths_equal_slices", "matches_oracle"}, "padding keys attended"},
-      {"window_off_by_one", {"window_equals_mask", "matches_oracle"}, "the window one key narrower on the left"},
-      {"window_top_left", {"window_equals_mask", "matches_oracle"}, "the window (and ALiBi) aligned top-left"},
-      {"softcap_after_bias", {"matches_oracle", "bias_row_shift_invariance"}, "the soft-cap applied after the bias"},
-      {"alibi_sign_flipped", {"alibi_equals_bias", "matches_oracle"}, "ALiBi's sign flipped"},
-      {"sinks_ignored", {"sink_equals_extra_key", "matches_oracle"}, "the sinks ignored"},
-      {"lse_base2", {"lse_matches_oracle"}, "lse in base 2"},
+      {"gqa_kv_modulo", {"gqa_equals_repeated_kv", "matches_oracle"}, "kv head h % kv_heads", ATTNCHECK_FEATURE_GQA},
+      {"strides_ignored", {"layout_invariance", "matches_oracle"}, "strides ignored", ATTNCHECK_FEATURE_STRIDES},
+      {"padding_keys_attended", {"lengths_equal_slices", "matches_oracle"}, "padding keys attended",
+       ATTNCHECK_FEATURE_LENGTHS},
+      {"window_off_by_one", {"window_equals_mask", "matches_oracle"}, "the window one key narrower on the left",
+       ATTNCHECK_FEATURE_WINDOW},
+      {"window_top_left", {"window_equals_mask", "matches_oracle"}, "the window (and ALiBi) aligned top-left",
+       ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_ALIBI},
+      {"softcap_after_bias", {"matches_oracle", "bias_row_shift_invariance"}, "the soft-cap applied after the bias",
+       ATTNCHECK_FEATURE_SOFTCAP},
+      {"alibi_sign_flipped", {"alibi_equals_bias", "matches_oracle"}, "ALiBi's sign flipped", ATTNCHECK_FEATURE_ALIBI},
+      {"sinks_ignored", {"sink_equals_extra_key", "matches_oracle"}, "the sinks ignored", ATTNCHECK_FEATURE_SINKS},
+      {"lse_base2", {"lse_matches_oracle"}, "lse in base 2", ATTNCHECK_FEATURE_LSE},
   };
   return m;
 }
+
+// Every law that checks v2 features (the v2 laws, matches_oracle, lse_matches_oracle).
+const std::vector<const char*> kV2Laws = {
+    "matches_oracle",        "gqa_equals_repeated_kv", "layout_invariance",         "lengths_equal_slices",
+    "window_equals_mask",    "alibi_equals_bias",      "softcap_bounds_weights",    "sink_equals_extra_key",
+    "bias_row_shift_invariance", "lse_matches_oracle"};
 
 const FaultModel* model_named(const std::string& start) {
   for (const FaultModel& m : v2_fault_models())
@@ -82,28 +93,64 @@ TEST_P(V2Member, FailingCaseGetsItsModel) {
   const FaultModel* model = model_named(m.model);
   ASSERT_NE(model, nullptr) << m.model;
   for (uint64_t seed : kSeeds)
-  for (const char* law_name : m.laws) {
+    for (const char* law_name : m.laws) {
+      RunOptions options;
+      options.seed = seed;
+      const Law* law = find_law(law_name);
+      ASSERT_NE(law, nullptr) << law_name;
+      const LawReport r = run_law(*law, *impl, options);
+      ASSERT_EQ(r.status, LawStatus::fail) << m.name << " passes " << law_name;
+      ASSERT_TRUE(r.counterexample);
+      const Problem& p = *r.counterexample;
+      const std::string d = diagnose(*impl, p);
+      std::printf("  %s / %s / %llu: %s\n    %s\n", m.name, law_name, static_cast<unsigned long long>(seed), d.c_str(),
+                  p.header().c_str());
+      EXPECT_EQ(d.rfind(std::string("behaves like: ") + m.model, 0), 0u)
+          << law_name << " seed " << seed << ": " << d << "\n" << p.describe();
+      // Where the member is wrong on the case itself (laws often judge a
+      // transformed problem), its model explains the member and not the reference.
+      const Outcome got = impl->run(p);
+      if (!wrong_somewhere(p, got)) continue;
+      const std::optional<Prediction> pr = model->predict(p);
+      ASSERT_TRUE(pr) << law_name;
+      EXPECT_TRUE(agrees(*pr, p, got)) << law_name;
+      EXPECT_FALSE(agrees(*pr, p, reference->run(p))) << law_name;
+    }
+}
+
+// Not only the pinned laws: whichever v2 law a member fails, the diagnosis
+// of its case is the member's model.
+TEST_P(V2Member, EveryFailingV2LawGetsItsModel) {
+  const Member& m = GetParam();
+  const std::unique_ptr<Implementation> impl = make_builtin(m.name);
+  ASSERT_TRUE(impl);
+  for (uint64_t seed : {kSeeds[0] + 1, uint64_t{100}}) {
     RunOptions options;
     options.seed = seed;
-    const Law* law = find_law(law_name);
-    ASSERT_NE(law, nullptr) << law_name;
-    const LawReport r = run_law(*law, *impl, options);
-    ASSERT_EQ(r.status, LawStatus::fail) << m.name << " passes " << law_name;
-    ASSERT_TRUE(r.counterexample);
-    const Problem& p = *r.counterexample;
-    const std::string d = diagnose(*impl, p);
-    std::printf("  %s / %s / %llu: %s\n    %s\n", m.name, law_name, static_cast<unsigned long long>(seed), d.c_str(),
-                p.header().c_str());
-    EXPECT_EQ(d.rfind(std::string("behaves like: ") + m.model, 0), 0u)
-        << law_name << " seed " << seed << ": " << d << "\n" << p.describe();
-    // Where the member is wrong on the case itself (laws often judge a
-    // transformed problem), its model explains the member and not the reference.
-    const Outcome got = impl->run(p);
-    if (!wrong_somewhere(p, got)) continue;
-    const std::optional<Prediction> pr = model->predict(p);
-    ASSERT_TRUE(pr) << law_name;
-    EXPECT_TRUE(agrees(*pr, p, got)) << law_name;
-    EXPECT_FALSE(agrees(*pr, p, reference->run(p))) << law_name;
+    int failed = 0;
+    for (const char* law_name : kV2Laws) {
+      const LawReport r = run_law(*find_law(law_name), *impl, options);
+      if (r.status != LawStatus::fail || !r.counterexample) continue;
+      ++failed;
+      const std::string d = diagnose(*impl, *r.counterexample);
+      EXPECT_EQ(d.rfind(std::string("behaves like: ") + m.model, 0), 0u)
+          << law_name << " seed " << seed << ": " << d << "\n" << r.counterexample->describe();
+    }
+    EXPECT_GE(failed, static_cast<int>(m.laws.size())) << "seed " << seed;
+  }
+}
+
+// A model applies only to problems that use its feature: drawn without it,
+// every problem gets nullopt (predicting correct attention).
+TEST_P(V2Member, ModelDoesNotApplyWithoutItsFeature) {
+  const Member& m = GetParam();
+  const FaultModel* model = model_named(m.model);
+  ASSERT_NE(model, nullptr);
+  GenOptions g;
+  g.features = kAllFeatures & ~m.needs;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Problem p = sample_problem(g, seed, 40);
+    EXPECT_FALSE(model->predict(p)) << m.name << " seed " << seed << ": " << p.header();
   }
 }
 
