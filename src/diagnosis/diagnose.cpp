@@ -3,8 +3,8 @@
 #include "diagnosis/diagnose.h"
 
 #include <cmath>
-#include <random>
 
+#include "diagnosis/derived_problems.h"
 #include "diagnosis/fault_models.h"
 #include "diagnosis/measurements.h"
 #include "oracle/oracle.h"
@@ -13,149 +13,38 @@ namespace attncheck {
 
 namespace {
 
-struct Derived {
-  std::string how;  // "" for the failing case itself
-  Problem p;
-};
+enum class Fit { contradicts, consistent, explains };
 
-// q and k widened to 16 dims with fixed unit Gaussians, so scale faults that
-// coincide at small head_dim (1/d = 1/sqrt(d) = 1 at d = 1) come apart.
-Problem wider_head(const Problem& p, int64_t head_dim) {
-  const Shape& s = p.shape;
-  Problem r = p;
-  r.shape.head_dim = head_dim;
-  r.q.clear();
-  r.k.clear();
-  std::mt19937_64 rng(7);
-  std::normal_distribution<double> g;
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
-    for (int64_t i = 0; i < s.q_len; ++i)
-      for (int64_t d = 0; d < head_dim; ++d)
-        r.q.push_back(d < s.head_dim ? p.q[p.q_at(bh, i, d)] : round_to(p.dtype, g(rng)));
-    for (int64_t j = 0; j < s.kv_len; ++j)
-      for (int64_t d = 0; d < head_dim; ++d)
-        r.k.push_back(d < s.head_dim ? p.k[p.k_at(bh, j, d)] : round_to(p.dtype, g(rng)));
-  }
-  return r;
-}
-
-// Two batches of two heads, each a differently scaled copy of head 0, so
-// stride mix-ups between the axes show.
-Problem two_by_two(const Problem& p) {
-  const Shape& s = p.shape;
-  Problem r = p;
-  r.shape.batch = r.shape.heads = 2;
-  r.q.clear(); r.k.clear(); r.v.clear(); r.mask.clear();
-  for (int t = 0; t < 4; ++t) {
-    const double f = 1 + 0.5 * t;
-    for (int64_t n = 0; n < s.q_len * s.head_dim; ++n) r.q.push_back(round_to(p.dtype, p.q[n] * f));
-    for (int64_t n = 0; n < s.kv_len * s.head_dim; ++n) r.k.push_back(round_to(p.dtype, p.k[n] * (t % 2 ? -1 : 1)));
-    for (int64_t n = 0; n < s.kv_len * s.value_dim; ++n) r.v.push_back(round_to(p.dtype, p.v[n] + t));
-    if (p.has_mask()) r.mask.insert(r.mask.end(), p.mask.begin(), p.mask.begin() + s.q_len * s.kv_len);
-  }
-  return r;
-}
-
-// Two more query rows and five more keys (fixed unit Gaussians, mask rows and
-// columns visible), so causal faults that coincide on tiny shapes come apart.
-Problem longer(const Problem& p) {
-  const Shape& s = p.shape;
-  Problem r = p;
-  r.shape.q_len = s.q_len + 2;
-  r.shape.kv_len = s.kv_len + 5;
-  r.q.clear(); r.k.clear(); r.v.clear(); r.mask.clear();
-  std::mt19937_64 rng(11);
-  std::normal_distribution<double> g;
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
-    for (int64_t i = 0; i < r.shape.q_len; ++i)
-      for (int64_t d = 0; d < s.head_dim; ++d)
-        r.q.push_back(i < s.q_len ? p.q[p.q_at(bh, i, d)] : round_to(p.dtype, g(rng)));
-    for (int64_t j = 0; j < r.shape.kv_len; ++j) {
-      for (int64_t d = 0; d < s.head_dim; ++d)
-        r.k.push_back(j < s.kv_len ? p.k[p.k_at(bh, j, d)] : round_to(p.dtype, g(rng)));
-      for (int64_t c = 0; c < s.value_dim; ++c)
-        r.v.push_back(j < s.kv_len ? p.v[p.v_at(bh, j, c)] : round_to(p.dtype, g(rng)));
-    }
-    if (p.has_mask())
-      for (int64_t i = 0; i < r.shape.q_len; ++i)
-        for (int64_t j = 0; j < r.shape.kv_len; ++j)
-          r.mask.push_back(i < s.q_len && j < s.kv_len ? p.mask[p.mask_at(bh, i, j)] : 1);
-  }
-  return r;
-}
-
-std::vector<Derived> derived_problems(const Problem& p) {
-  std::vector<Derived> d;
-  d.push_back({"", p});
-  if (!std::isnan(p.scale)) {
-    Problem r = p;
-    r.scale = NAN;
-    d.push_back({"with the default scale", r});
-  }
-  if (p.shape.head_dim < 16) {
-    Problem r = wider_head(p, 16);
-    r.scale = NAN;
-    d.push_back({"with head_dim 16 and the default scale", r});
-  }
-  if (p.causal == Causal::none)
-    for (Causal c : {Causal::top_left, Causal::bottom_right}) {
-      Problem r = p;
-      r.causal = c;
-      d.push_back({"with causal " + std::string(causal_name(c)), r});
-    }
-  if (!p.has_mask()) {
-    Problem r = p;
-    const Shape& s = p.shape;
-    r.mask.assign(s.mask_size(), 1);
-    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-      for (int64_t i = 0; i < s.q_len; ++i)
-        for (int64_t j = 0; j < s.kv_len; ++j) r.mask[r.mask_at(bh, i, j)] = i != 0 && (j % 3 != 1 || s.kv_len == 1);
-    d.push_back({"with a mask", r});
-  }
-  if (p.shape.value_dim != p.shape.head_dim) {
-    // Shrinking often ends at value_dim 1, where a scale of 1/sqrt(value_dim)
-    // and no scale at all are the same fault; a wider V tells them apart.
-    Problem r = p;
-    const Shape& s = p.shape;
-    r.shape.value_dim = s.value_dim + 3;
-    r.v.clear();
-    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-      for (int64_t j = 0; j < s.kv_len; ++j)
-        for (int64_t c = 0; c < r.shape.value_dim; ++c)
-          r.v.push_back(c < s.value_dim ? p.v[p.v_at(bh, j, c)] : round_to(p.dtype, 0.5 * (j + 1) - c));
-    r.scale = NAN;
-    d.push_back({"with 3 more value columns and the default scale", r});
-  }
-  {
-    Problem r = p;  // logits hundreds apart
-    for (double& x : r.q) x = round_to(p.dtype, x * 64);
-    for (double& x : r.k) x = round_to(p.dtype, x * 64);
-    d.push_back({"with q and k scaled by 64", r});
-  }
-  for (Causal c : {p.causal == Causal::none ? Causal::top_left : p.causal, Causal::bottom_right}) {
-    Problem r = longer(p);
-    r.causal = c;
-    d.push_back({"with 2 more queries, 5 more keys and causal " + std::string(causal_name(c)), r});
-  }
-  if (p.shape.batch == 1 || p.shape.heads == 1) d.push_back({"with 2 batches of 2 heads", two_by_two(p)});
-  return d;
-}
-
-// Does the prediction explain `out`? Every element the correct oracle says is
-// wrong must be judged by the model, and every judged element must agree.
-bool explains(const Prediction& m, const std::vector<double>& out, const std::vector<char>& wrong) {
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    if (std::isinf(m.bound[k])) {
-      if (wrong[k]) return false;
+// Does the prediction explain `got`? Every element the correct oracle says is
+// wrong must be judged by the model (a finite bound) or be one the model
+// leaves free (bound NaN: the fault's computation leaves the representable
+// domain there), and every judged element must agree. `explains` when some
+// wrong element agrees with a judged prediction, else `consistent`. Used for
+// out and for the lse; an empty prediction judges nothing.
+Fit fit(const std::vector<double>& pred, const std::vector<double>& bound, const std::vector<double>& got,
+        const std::vector<char>& wrong) {
+  bool evidence = false;
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    if (!pred.empty() && std::isnan(bound[k])) continue;
+    if (pred.empty() || std::isinf(bound[k])) {
+      if (wrong[k]) return Fit::contradicts;
       continue;
     }
-    if (std::isnan(m.out[k])) {
-      if (!std::isnan(out[k])) return false;
-      continue;
-    }
-    if (!(std::abs(out[k] - m.out[k]) <= m.bound[k])) return false;
+    const bool agrees = std::isnan(pred[k]) ? std::isnan(got[k])
+                                            : got[k] == pred[k] || std::abs(got[k] - pred[k]) <= bound[k];  // == : -inf
+    if (!agrees) return Fit::contradicts;
+    evidence = evidence || wrong[k];
   }
-  return true;
+  return evidence ? Fit::explains : Fit::consistent;
+}
+
+// Where `got` breaks the correct oracle's bound.
+std::vector<char> wrong_elements(const std::vector<double>& exact, const std::vector<double>& bound,
+                                 const std::vector<double>& got) {
+  std::vector<char> wrong(got.size(), 0);
+  for (std::size_t k = 0; k < got.size(); ++k)
+    wrong[k] = std::isfinite(bound[k]) && !(got[k] == exact[k] || std::abs(got[k] - exact[k]) <= bound[k]);
+  return wrong;
 }
 
 }  // namespace
@@ -168,17 +57,20 @@ std::string diagnose(Implementation& impl, const Problem& failing) {
   std::vector<char> contradicted(models.size(), 0);
   std::vector<std::string> first_seen(models.size());
   bool failing_ran = false;
-  for (const Derived& d : derived_problems(failing)) {
+  for (const Derived& d : derived_problems(failing, impl.features())) {
     if (!d.p.inconsistency().empty()) continue;
     const Outcome o = impl.run(d.p);
     if (o.status != CallStatus::ok) continue;
     failing_ran = failing_ran || d.how.empty();
     OracleResult right = oracle(d.p);
     judge_empty_rows_as_zeros(right);  // NaN rows that see nothing are a fault to diagnose too
-    const bool correct_here = compare_to_oracle(d.p, right, o.out).ok;
-    std::vector<char> wrong(o.out.size(), 0);
-    for (std::size_t k = 0; k < o.out.size(); ++k)
-      wrong[k] = std::isfinite(right.bound[k]) && !(std::abs(o.out[k] - right.exact[k]) <= right.bound[k]);
+    // The lse is judged where the problem requests it (ABI v2).
+    const bool lse_judged = d.p.lse_requested && o.lse.size() == right.lse_exact.size();
+    const bool correct_here = compare_to_oracle(d.p, right, o.out).ok &&
+                              (!lse_judged || compare_lse_to_oracle(d.p, right, o.lse).ok);
+    const std::vector<char> wrong = wrong_elements(right.exact, right.bound, o.out);
+    const std::vector<char> wrong_lse =
+        lse_judged ? wrong_elements(right.lse_exact, right.lse_bound, o.lse) : std::vector<char>{};
     for (std::size_t m = 0; m < models.size(); ++m) {
       if (contradicted[m]) continue;
       const std::optional<Prediction> pr = models[m].predict(d.p);
@@ -190,8 +82,14 @@ std::string diagnose(Implementation& impl, const Problem& failing) {
         if (!correct_here) contradicted[m] = 1;
         continue;
       }
-      if (!explains(*pr, o.out, wrong)) { contradicted[m] = 1; continue; }
-      if (!correct_here && explained[m]++ == 0) first_seen[m] = d.how;
+      const Fit out_fit = fit(pr->out, pr->bound, o.out, wrong);
+      const Fit lse_fit = lse_judged ? fit(pr->lse, pr->lse_bound, o.lse, wrong_lse) : Fit::consistent;
+      if (out_fit == Fit::contradicts || lse_fit == Fit::contradicts) {
+        contradicted[m] = 1;
+        continue;
+      }
+      if (out_fit != Fit::explains && lse_fit != Fit::explains) continue;
+      if (explained[m]++ == 0) first_seen[m] = d.how;
     }
   }
   if (!failing_ran) return "";

@@ -18,10 +18,14 @@ namespace attncheck {
 // Runs impl on `failing` and, when its output there is correct (laws often
 // judge a transformed problem), on a few problems derived from it (default
 // scale, a causal rule, a mask, V = identity, a larger head_dim, larger
-// logits, more heads and batches). A model matches when the output agrees
-// with the model within the model's bound on every element the model judges,
-// those include every element where the output breaks the correct oracle's
-// bound, and the correct oracle does not match. A model that cannot show on
+// logits, more heads and batches; for ABI v2 features also the transformed
+// calls the v2 laws make: strided views, a shifted bias, a sink as a key, NaN
+// padding). A model matches when the output (and the lse, where the problem
+// requests one) agrees with the model within the model's bound on every
+// element the model judges, those include every element where the output
+// breaks the correct oracle's bound (or the model leaves it free: a fault
+// reading huge garbage leaves the representable domain), and the correct
+// oracle does not match. A model that cannot show on
 // a problem predicts correct attention there: a wrong output on the failing
 // case or any derived problem it does not apply to rules it out, so a model
 // is named only when it explains the failing case itself. Returns

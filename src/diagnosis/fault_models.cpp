@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "diagnosis/oracle_predictions.h"
 #include "oracle/oracle.h"
 #include "problem/transforms.h"
 
@@ -16,12 +17,6 @@ namespace {
 
 using LD = long double;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-Prediction by_oracle(const Problem& expressed) {
-  OracleResult o = oracle(expressed);
-  judge_empty_rows_as_zeros(o);  // a model predicts exact zeros for rows that see nothing
-  return {std::move(o.exact), std::move(o.bound)};
-}
 
 // ---- scale faults ------------------------------------------------------------
 
@@ -104,7 +99,7 @@ std::optional<Prediction> softmax_over_queries(const Problem& p) {
     for (int64_t i = 0; i < s.q_len; ++i)
       for (int64_t c = 0; c < s.value_dim; ++c) {
         LD out = 0;
-        for (int64_t j = 0; j < s.kv_len; ++j) out += w[i * s.kv_len + j] * static_cast<LD>(p.v[p.v_at(bh, j, c)]);
+        for (int64_t j = 0; j < s.kv_len; ++j) out += w[i * s.kv_len + j] * static_cast<LD>(p.v[p.v_at(p.kv_of(bh), j, c)]);
         pr.out[p.out_at(bh, i, c)] = static_cast<double>(out);
       }
   }
@@ -115,7 +110,7 @@ std::optional<Prediction> softmax_over_queries(const Problem& p) {
 std::optional<Prediction> softmax_weights_dropped(const Problem& p) {
   const Shape& s = p.shape;
   const double u = unit_roundoff(compute_dtype(p.dtype));
-  Prediction pr{std::vector<double>(s.out_size()), std::vector<double>(s.out_size())};
+  Prediction pr{std::vector<double>(s.out_size()), std::vector<double>(s.out_size()), {}, {}};  // no lse
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i)
       for (int64_t c = 0; c < s.value_dim; ++c) {
@@ -124,7 +119,7 @@ std::optional<Prediction> softmax_weights_dropped(const Problem& p) {
         const LD qc = p.q[p.q_at(bh, i, c % s.head_dim)];
         for (int64_t j = 0; j < s.kv_len; ++j) {
           if (!p.visible(bh, i, j)) continue;
-          const LD term = static_cast<LD>(p.v[p.v_at(bh, j, c)]) * qc;
+          const LD term = static_cast<LD>(p.v[p.v_at(p.kv_of(bh), j, c)]) * qc;
           out += term;
           mag += std::abs(term);
           ++n;
@@ -184,7 +179,7 @@ std::optional<Prediction> mask_after_softmax(const Problem& p) {
       for (int64_t c = 0; c < s.value_dim; ++c) {
         LD out = 0;
         for (int64_t j = 0; j < s.kv_len; ++j)
-          if (p.visible(bh, i, j)) out += w[j] / sum * static_cast<LD>(p.v[p.v_at(bh, j, c)]);
+          if (p.visible(bh, i, j)) out += w[j] / sum * static_cast<LD>(p.v[p.v_at(p.kv_of(bh), j, c)]);
         pr.out[p.out_at(bh, i, c)] = sum > 0 ? static_cast<double>(out) : 0.0;
       }
     }
@@ -228,7 +223,8 @@ int64_t exchanged_head(const Shape& s, int64_t bh) {
 
 std::optional<Prediction> kv_batch_head_exchanged(const Problem& p) {
   const Shape& s = p.shape;
-  if (s.batch == 1 || s.heads == 1) return std::nullopt;
+  // With grouped kv heads the two axes have different extents in K/V.
+  if (s.batch == 1 || s.heads == 1 || s.kv_head_count() != s.heads) return std::nullopt;
   Problem r = p;
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
     const int64_t from = exchanged_head(s, bh);
@@ -259,23 +255,29 @@ std::optional<Prediction> output_batch_head_exchanged(const Problem& p) {
 }  // namespace
 
 const std::vector<FaultModel>& fault_models() {
-  static const std::vector<FaultModel> models = {
-      {"attention without the 1/sqrt(d) scale (logits q.k unscaled)", scale_one},
-      {"the default scale 1/head_dim instead of 1/sqrt(head_dim)", scale_inverse_d},
-      {"the default scale 1/sqrt(value_dim) instead of 1/sqrt(head_dim)", scale_inverse_sqrt_value_dim},
-      {"softmax weights dropped: out = sum over visible keys of V * q (the founding \"fix\")", softmax_weights_dropped},
-      {"softmax without subtracting the row max (exp overflows to inf, inf/inf = NaN)", no_max_subtraction},
-      {"K and V swapped (logits from q.v, output mixes K rows)", kv_swapped},
-      {"the causal rule's alignment swapped (top_left vs bottom_right)", causal_alignment_swapped},
-      {"the causal rule off by one (each query also sees the next key)", causal_off_by_one},
-      {"the last key dropped (key loop stops one short)", last_key_dropped},
-      {"the mask ignored", mask_ignored},
-      {"the mask applied after the softmax without renormalising", mask_after_softmax},
-      {"NaN instead of zeros for rows that see no key", nan_for_empty_rows},
-      {"softmax over the query axis instead of the key axis", softmax_over_queries},
-      {"K/V read with the batch and head strides exchanged", kv_batch_head_exchanged},
-      {"output written with the batch and head strides exchanged", output_batch_head_exchanged},
-  };
+  static const std::vector<FaultModel> models = [] {
+    std::vector<FaultModel> all = {
+        {"attention without the 1/sqrt(d) scale (logits q.k unscaled)", scale_one},
+        {"the default scale 1/head_dim instead of 1/sqrt(head_dim)", scale_inverse_d},
+        {"the default scale 1/sqrt(value_dim) instead of 1/sqrt(head_dim)", scale_inverse_sqrt_value_dim},
+        {"softmax weights dropped: out = sum over visible keys of V * q (the founding \"fix\")", softmax_weights_dropped},
+        {"softmax without subtracting the row max (exp overflows to inf, inf/inf = NaN)", no_max_subtraction},
+        {"K and V swapped (logits from q.v, output mixes K rows)", kv_swapped},
+        {"the causal rule's alignment swapped (top_left vs bottom_right)", causal_alignment_swapped},
+        {"the causal rule off by one (each query also sees the next key)", causal_off_by_one},
+        {"the last key dropped (key loop stops one short)", last_key_dropped},
+        {"the mask ignored", mask_ignored},
+        {"the mask applied after the softmax without renormalising", mask_after_softmax},
+        {"NaN instead of zeros for rows that see no key", nan_for_empty_rows},
+        {"softmax over the query axis instead of the key axis", softmax_over_queries},
+        {"K/V read with the batch and head strides exchanged", kv_batch_head_exchanged},
+        {"output written with the batch and head strides exchanged", output_batch_head_exchanged},
+    };
+    // The ABI v2 faults after them: each applies only where its feature is used.
+    const std::vector<FaultModel>& v2 = v2_fault_models();
+    all.insert(all.end(), v2.begin(), v2.end());
+    return all;
+  }();
   return models;
 }
 

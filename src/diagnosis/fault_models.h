@@ -16,7 +16,13 @@ namespace attncheck {
 
 struct Prediction {
   std::vector<double> out;    // [batch][heads][q_len][value_dim]; NaN where the fault gives NaN
-  std::vector<double> bound;  // same shape: allowed |impl - out|; +inf: not judged
+  std::vector<double> bound;  // same shape: allowed |impl - out|; +inf: not judged (a wrong
+                              // output there rules the model out); NaN: free (the fault's
+                              // computation leaves the representable domain, any output fits)
+  // [batch][heads][q_len]: the lse the fault gives and its bound, read like
+  // out's (judged only where the problem requests an lse). Empty: the model
+  // says nothing about the lse, so a wrong lse rules it out.
+  std::vector<double> lse, lse_bound;
 };
 
 struct FaultModel {
@@ -26,6 +32,11 @@ struct FaultModel {
 };
 
 // Most common faults first: the first model that matches is the diagnosis.
+// The ABI v2 faults (v2_fault_models) come last.
 const std::vector<FaultModel>& fault_models();
+
+// The faults of ABI v2 features (fault_models_v2.cpp); each applies only to
+// problems that use its feature.
+const std::vector<FaultModel>& v2_fault_models();
 
 }  // namespace attncheck

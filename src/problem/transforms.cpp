@@ -12,6 +12,7 @@ namespace attncheck {
 Problem with_mask_anded(const Problem& p, const KeyPredicate& allow) {
   Problem r = p;
   const Shape& s = p.shape;
+  r.mask_broadcast = Broadcast{};  // the result is full: p's mask may have been broadcast
   r.mask.assign(s.mask_size(), 0);
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i)
@@ -23,7 +24,8 @@ Problem with_causal_as_mask(const Problem& p) {
   if (p.causal == Causal::none) return p;
   Problem r = p;
   r.causal = Causal::none;
-  return with_mask_anded(r, [&p](int64_t, int64_t i, int64_t j) { return p.causal_allows(i, j); });
+  // Each batch's own diagonal (its lengths set it under bottom_right).
+  return with_mask_anded(r, [&p](int64_t bh, int64_t i, int64_t j) { return p.causal_allows(i, j, bh / p.shape.heads); });
 }
 
 Problem with_keys_permuted(const Problem& p, const std::vector<int64_t>& perm) {

@@ -1,0 +1,195 @@
+// The ABI v2 fault models: each v2 zoo member's failing case, as run_law
+// shrinks it for the law written for its fault (and for matches_oracle),
+// gets that member's model as its diagnosis; the model explains the member's
+// own output there and not the references' (so it matches only the fault);
+// the references get no diagnosis on v2 cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "diagnosis/diagnose.h"
+#include "diagnosis/fault_models.h"
+#include "driver/law_run.h"
+#include "impls/in_process.h"
+#include "laws/law.h"
+#include "oracle/oracle.h"
+#include "problem/generators.h"
+
+namespace attncheck {
+namespace {
+
+// The README's seed and a few more (each law's failing case shrinks differently).
+const std::vector<uint64_t> kSeeds = {20261130, 1, 2, 3, 4, 5, 6, 7};
+
+struct Member {
+  const char* name;
+  std::vector<const char*> laws;  // each fails on this member (properties/zoo_caught_test pins them)
+  const char* model;              // the start of its model's description
+  FeatureBits needs;              // a problem using none of these gives the model nothing to explain
+};
+
+const std::vector<Member>& members() {
+  static const std::vector<Member> m = {
+      {"gqa_kv_modulo", {"gqa_equals_repeated_kv", "matches_oracle"}, "kv head h % kv_heads", ATTNCHECK_FEATURE_GQA},
+      {"strides_ignored", {"layout_invariance", "matches_oracle"}, "strides ignored", ATTNCHECK_FEATURE_STRIDES},
+      {"padding_keys_attended", {"lengths_equal_slices", "matches_oracle"}, "padding keys attended",
+       ATTNCHECK_FEATURE_LENGTHS},
+      {"window_off_by_one", {"window_equals_mask", "matches_oracle"}, "the window one key narrower on the left",
+       ATTNCHECK_FEATURE_WINDOW},
+      {"window_top_left", {"window_equals_mask", "matches_oracle"}, "the window (and ALiBi) aligned top-left",
+       ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_ALIBI},
+      {"softcap_after_bias", {"matches_oracle", "bias_row_shift_invariance"}, "the soft-cap applied after the bias",
+       ATTNCHECK_FEATURE_SOFTCAP},
+      {"alibi_sign_flipped", {"alibi_equals_bias", "matches_oracle"}, "ALiBi's sign flipped", ATTNCHECK_FEATURE_ALIBI},
+      {"sinks_ignored", {"sink_equals_extra_key", "matches_oracle"}, "the sinks ignored", ATTNCHECK_FEATURE_SINKS},
+      {"lse_base2", {"lse_matches_oracle"}, "lse in base 2", ATTNCHECK_FEATURE_LSE},
+  };
+  return m;
+}
+
+// Every law that checks v2 features (the v2 laws, matches_oracle, lse_matches_oracle).
+const std::vector<const char*> kV2Laws = {
+    "matches_oracle",        "gqa_equals_repeated_kv", "layout_invariance",         "lengths_equal_slices",
+    "window_equals_mask",    "alibi_equals_bias",      "softcap_bounds_weights",    "sink_equals_extra_key",
+    "bias_row_shift_invariance", "lse_matches_oracle"};
+
+const FaultModel* model_named(const std::string& start) {
+  for (const FaultModel& m : v2_fault_models())
+    if (std::string_view(m.description).rfind(start, 0) == 0) return &m;
+  return nullptr;
+}
+
+// The prediction agrees with an outcome on every element it judges (out, and
+// the lse where requested), as diagnose asks of a model.
+bool agrees(const Prediction& pr, const Problem& p, const Outcome& o) {
+  auto same = [](const std::vector<double>& want, const std::vector<double>& bound, const std::vector<double>& got) {
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      if (std::isinf(bound[k]) || std::isnan(bound[k])) continue;  // not judged, or free
+      if (std::isnan(want[k]) ? !std::isnan(got[k]) : !(got[k] == want[k] || std::abs(got[k] - want[k]) <= bound[k]))
+        return false;
+    }
+    return true;
+  };
+  return same(pr.out, pr.bound, o.out) && (!p.lse_requested || same(pr.lse, pr.lse_bound, o.lse));
+}
+
+// The outcome breaks the correct oracle's bound somewhere (out or lse).
+bool wrong_somewhere(const Problem& p, const Outcome& o) {
+  const OracleResult right = oracle(p);
+  return !compare_to_oracle(p, right, o.out).ok || (p.lse_requested && !compare_lse_to_oracle(p, right, o.lse).ok);
+}
+
+class V2Member : public ::testing::TestWithParam<Member> {};
+
+TEST_P(V2Member, FailingCaseGetsItsModel) {
+  const Member& m = GetParam();
+  const std::unique_ptr<Implementation> impl = make_builtin(m.name);
+  const std::unique_ptr<Implementation> reference = make_builtin("reference");
+  ASSERT_TRUE(impl && reference);
+  const FaultModel* model = model_named(m.model);
+  ASSERT_NE(model, nullptr) << m.model;
+  for (uint64_t seed : kSeeds)
+    for (const char* law_name : m.laws) {
+      RunOptions options;
+      options.seed = seed;
+      const Law* law = find_law(law_name);
+      ASSERT_NE(law, nullptr) << law_name;
+      const LawReport r = run_law(*law, *impl, options);
+      ASSERT_EQ(r.status, LawStatus::fail) << m.name << " passes " << law_name;
+      ASSERT_TRUE(r.counterexample);
+      const Problem& p = *r.counterexample;
+      const std::string d = diagnose(*impl, p);
+      std::printf("  %s / %s / %llu: %s\n    %s\n", m.name, law_name, static_cast<unsigned long long>(seed), d.c_str(),
+                  p.header().c_str());
+      EXPECT_EQ(d.rfind(std::string("behaves like: ") + m.model, 0), 0u)
+          << law_name << " seed " << seed << ": " << d << "\n" << p.describe();
+      // Where the member is wrong on the case itself (laws often judge a
+      // transformed problem), its model explains the member and not the reference.
+      const Outcome got = impl->run(p);
+      if (!wrong_somewhere(p, got)) continue;
+      const std::optional<Prediction> pr = model->predict(p);
+      ASSERT_TRUE(pr) << law_name;
+      EXPECT_TRUE(agrees(*pr, p, got)) << law_name;
+      EXPECT_FALSE(agrees(*pr, p, reference->run(p))) << law_name;
+    }
+}
+
+// Not only the pinned laws: whichever v2 law a member fails, the diagnosis
+// of its case is the member's model.
+TEST_P(V2Member, EveryFailingV2LawGetsItsModel) {
+  const Member& m = GetParam();
+  const std::unique_ptr<Implementation> impl = make_builtin(m.name);
+  ASSERT_TRUE(impl);
+  for (uint64_t seed : {kSeeds[0] + 1, uint64_t{100}}) {
+    RunOptions options;
+    options.seed = seed;
+    int failed = 0;
+    for (const char* law_name : kV2Laws) {
+      const LawReport r = run_law(*find_law(law_name), *impl, options);
+      if (r.status != LawStatus::fail || !r.counterexample) continue;
+      ++failed;
+      const std::string d = diagnose(*impl, *r.counterexample);
+      EXPECT_EQ(d.rfind(std::string("behaves like: ") + m.model, 0), 0u)
+          << law_name << " seed " << seed << ": " << d << "\n" << r.counterexample->describe();
+    }
+    EXPECT_GE(failed, static_cast<int>(m.laws.size())) << "seed " << seed;
+  }
+}
+
+// A model applies only to problems that use its feature: drawn without it,
+// every problem gets nullopt (predicting correct attention).
+TEST_P(V2Member, ModelDoesNotApplyWithoutItsFeature) {
+  const Member& m = GetParam();
+  const FaultModel* model = model_named(m.model);
+  ASSERT_NE(model, nullptr);
+  GenOptions g;
+  g.features = kAllFeatures & ~m.needs;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Problem p = sample_problem(g, seed, 40);
+    EXPECT_FALSE(model->predict(p)) << m.name << " seed " << seed << ": " << p.header();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, V2Member, ::testing::ValuesIn(members()),
+                         [](const ::testing::TestParamInfo<Member>& info) { return std::string(info.param.name); });
+
+// Random problems with every v2 feature: the references get no diagnosis, and
+// no v2 model explains a reference's output where the model's fault shows
+// (its prediction differs from correct attention there).
+TEST(V2Models, ReferencesMatchNoModel) {
+  GenOptions g;
+  g.features = kAllFeatures;
+  g.max_batch = 2, g.max_heads = 4, g.max_q_len = 9, g.max_kv_len = 9, g.max_head_dim = 8, g.max_value_dim = 4;
+  int shown = 0;
+  for (const char* name : {"reference", "naive", "online"}) {
+    const std::unique_ptr<Implementation> impl = make_builtin(name);
+    ASSERT_TRUE(impl);
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      const Problem p = sample_problem(g, seed, 60);
+      if (!p.inconsistency().empty() || !in_finite_domain(p)) continue;
+      EXPECT_EQ(diagnose(*impl, p), "") << name << " seed " << seed << ": " << p.header();
+      const Outcome o = impl->run(p);
+      ASSERT_EQ(o.status, CallStatus::ok) << name;
+      OracleResult right = oracle(p);
+      judge_empty_rows_as_zeros(right);
+      Outcome exact;  // correct attention itself
+      exact.out = right.exact;
+      exact.lse = right.lse_exact;
+      for (const FaultModel& m : v2_fault_models()) {
+        const std::optional<Prediction> pr = m.predict(p);
+        if (!pr || agrees(*pr, p, exact))
+          continue;  // the fault does not show here
+        ++shown;
+        EXPECT_FALSE(agrees(*pr, p, o)) << name << " matches " << m.description << " on " << p.header();
+      }
+    }
+  }
+  EXPECT_GT(shown, 20);  // the models' faults did show on most of these problems
+}
+
+}  // namespace
+}  // namespace attncheck
