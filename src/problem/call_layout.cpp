@@ -286,6 +286,7 @@ CallLayout layout_for(const Problem& p, int abi) {
   l.out = at; at += l.out_bytes;  // no padding: a write one past out lands in the guard
   l.guard_after = at; at += CallLayout::kGuardBytes;
   if (p.lse_requested) {
+    at = align_up(at);  // a float array: out's bytes (2 per 16-bit element) may leave `at` unaligned
     l.lse_guard_before = at; at += CallLayout::kGuardBytes;
     l.lse = at; at += l.lse_bytes;
     l.lse_guard_after = at; at += CallLayout::kGuardBytes;

@@ -245,6 +245,14 @@ TEST(CallLayoutV2, LseIsGuardedAndDecoded) {
   EXPECT_EQ(e.decode().status, CallStatus::out_of_bounds_write);
 }
 
+TEST(CallLayoutV2, LseIsFloatAlignedAfterAnOddSixteenBitOut) {
+  Problem p = make_problem(DType::f16, Shape{1, 1, 1, 1, 1, 1});  // out: one 2-byte element
+  p.lse_requested = true;
+  const CallLayout l = layout_for(p, 2);
+  EXPECT_EQ(l.lse % alignof(float), 0u);
+  EXPECT_EQ(l.lse % CallLayout::kAlign, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllDTypes, CallLayoutTest, ::testing::ValuesIn(every_dtype()),
                          [](const ::testing::TestParamInfo<DType>& i) { return std::string(dtype_name(i.param)); });
 
