@@ -192,8 +192,13 @@ std::vector<Derived> derived_problems(const Problem& p, FeatureBits declared) {
   // transformed calls they make, here too.
   if (p.layouts.all_dense() && (declared & ATTNCHECK_FEATURE_STRIDES)) {
     const TensorLayout bshd{{0, 2, 1}, {0, 0, 0}}, gapped{{0, 2, 1}, {0, 3, 5}};
-    d.push_back({"in [batch][row][head][col] views", with_layouts(p, {bshd, bshd, bshd, bshd})});
-    d.push_back({"in [batch][row][head][col] views with gaps", with_layouts(p, {gapped, gapped, gapped, gapped})});
+    auto all = [](const TensorLayout& l) {
+      ViewLayouts v;
+      v.q = v.k = v.v = v.out = l;
+      return v;
+    };
+    d.push_back({"in [batch][row][head][col] views", with_layouts(p, all(bshd))});
+    d.push_back({"in [batch][row][head][col] views with gaps", with_layouts(p, all(gapped))});
   }
   if (p.has_bias())  // what bias_row_shift_invariance adds
     for (double c : {4.0, 1.0, 0.25, 0.0625})

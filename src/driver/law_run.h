@@ -31,7 +31,7 @@ struct RunOptions {
   GenOptions gen;           // before the law tailors it
   // The ABI v2 features problems may use (--features); each law draws within
   // these, the implementation's declared ones and its own (Law::features).
-  FeatureBits features = kAllFeatures;
+  FeatureBits features = kEveryFeature;
 };
 
 // pass: every judged case obeyed the law (and at least min_judged were judged);

@@ -20,6 +20,8 @@ namespace attncheck {
 using ForwardFn = int (*)(const attncheck_call*, char*, size_t);
 // The ABI v2 forward signature (attncheck_impl_v2::forward).
 using ForwardV2Fn = int (*)(const attncheck_call_v2*, char*, size_t);
+// The ABI v2 backward signature (attncheck_impl_v2::backward).
+using BackwardV2Fn = int (*)(const attncheck_call_v2*, const attncheck_grad*, char*, size_t);
 
 enum class BuiltinKind { reference, zoo };
 
@@ -37,6 +39,8 @@ struct BuiltinInfo {
   // included), exactly as the plugin host calls a v2 plugin.
   ForwardV2Fn forward_v2 = nullptr;
   uint32_t features = 0;
+  // Its v2 backward, or nullptr: no gradients.
+  BackwardV2Fn backward_v2 = nullptr;
 };
 
 // References first (reference, naive, online), then the zoo.

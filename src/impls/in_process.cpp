@@ -34,7 +34,8 @@ std::unique_ptr<Implementation> make_builtin(std::string_view name) {
   if (!info) return nullptr;
   if (info->reset) info->reset();
   if (info->forward_v2)
-    return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward_v2, info->features);
+    return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward_v2, info->features,
+                                                     info->backward_v2);
   return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward);
 }
 

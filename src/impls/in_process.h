@@ -15,17 +15,20 @@ class InProcessImplementation final : public Implementation {
  public:
   InProcessImplementation(std::string name, ForwardFn forward) : name_(std::move(name)), forward_(forward) {}
   // A v2 built-in: called through ABI v2 for every problem within `features`.
-  InProcessImplementation(std::string name, ForwardV2Fn forward, FeatureBits features)
-      : name_(std::move(name)), forward_v2_(forward), features_(features) {}
+  // With `backward` it also takes backward problems (kBackwardFeature).
+  InProcessImplementation(std::string name, ForwardV2Fn forward, FeatureBits features,
+                          BackwardV2Fn backward = nullptr)
+      : name_(std::move(name)), forward_v2_(forward), backward_v2_(backward), features_(features) {}
   std::string name() const override { return name_; }
   std::string source() const override { return "builtin:" + name_; }
   Outcome run(const Problem& problem) override;
-  FeatureBits features() const override { return features_; }
+  FeatureBits features() const override { return features_ | (backward_v2_ ? kBackwardFeature : 0); }
 
  private:
   std::string name_;
   ForwardFn forward_ = nullptr;
   ForwardV2Fn forward_v2_ = nullptr;
+  BackwardV2Fn backward_v2_ = nullptr;
   FeatureBits features_ = kV1Features;
 };
 

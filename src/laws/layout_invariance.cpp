@@ -17,7 +17,9 @@ namespace {
 // BSHD with a gap of 3 elements after each head vector and 5 after each row.
 ViewLayouts flash_layouts() {
   const TensorLayout bshd{{0, 2, 1}, {0, 3, 5}};
-  return {bshd, bshd, bshd, bshd};
+  ViewLayouts v;
+  v.q = v.k = v.v = v.out = bshd;
+  return v;
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ TensorLayout draw_layout(Rng& r) {
 void draw_layouts(Rng& r, ViewLayouts& v) {
   if (chance(r, 0.35)) {  // one layout for all four, as most kernels take them
     const TensorLayout l = draw_layout(r);
-    v = {l, l, l, l};
+    v.q = v.k = v.v = v.out = l;
     return;
   }
   for (TensorLayout* l : {&v.q, &v.k, &v.v, &v.out}) *l = draw_layout(r);

@@ -36,6 +36,11 @@ struct Outcome {
   // [batch][heads][q_len], natural log, decoded from float; when ok and the
   // problem asked for it (Problem::lse_requested). Padding rows hold NaN.
   std::vector<double> lse = {};
+  // A backward problem's gradients, decoded to double, when ok: dq has q's
+  // shape [batch][heads][q_len][head_dim], dk k's and dv v's
+  // ([batch][kv_heads][kv_len][...]). Padding rows of dq and padding keys of
+  // dk and dv are not the callee's to write and decode as NaN.
+  std::vector<double> dq = {}, dk = {}, dv = {};
 };
 
 }  // namespace attncheck

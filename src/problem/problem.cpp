@@ -27,14 +27,15 @@ std::string_view feature_name(FeatureBits one_bit) {
     case ATTNCHECK_FEATURE_ALIBI: return "alibi";
     case ATTNCHECK_FEATURE_SINKS: return "sinks";
     case ATTNCHECK_FEATURE_LSE: return "lse";
+    case kBackwardFeature: return "backward";
   }
   return "";
 }
 
 std::string feature_list(FeatureBits bits) {
   std::string s;
-  for (FeatureBits b = 1; b <= kAllFeatures; b <<= 1)
-    if (bits & b) {
+  for (FeatureBits b = 1; b <= kBackwardFeature; b <<= 1)
+    if ((bits & b) && !feature_name(b).empty()) {
       if (!s.empty()) s += ',';
       s += feature_name(b);
     }
@@ -81,6 +82,7 @@ FeatureBits Problem::features() const {
   if (!alibi_slopes.empty()) f |= ATTNCHECK_FEATURE_ALIBI;
   if (!sinks.empty()) f |= ATTNCHECK_FEATURE_SINKS;
   if (lse_requested) f |= ATTNCHECK_FEATURE_LSE;
+  if (is_backward()) f |= kBackwardFeature;
   return f;
 }
 
@@ -157,7 +159,12 @@ std::string Problem::inconsistency() const {
     for (double x : *per_head)
       if (!std::isfinite(x)) return std::string(what) + " must be finite";
   }
-  for (const TensorLayout* l : {&layouts.q, &layouts.k, &layouts.v, &layouts.out})
+  if (!dout.empty())
+    if (auto msg = check("dout", dout.size(), s.out_size()); !msg.empty()) return msg;
+  if (dout.empty() && !layouts.gradients_dense())
+    return "a forward problem has layouts for dout, dq, dk or dv (only a backward problem has gradients)";
+  for (const TensorLayout* l : {&layouts.q, &layouts.k, &layouts.v, &layouts.out, &layouts.dout, &layouts.dq,
+                                &layouts.dk, &layouts.dv})
     if (!l->valid()) return "a view layout's order is not a permutation of batch, head, row, or a gap is negative";
   return "";
 }
@@ -179,6 +186,7 @@ std::string Problem::header() const {
   if (!alibi_slopes.empty()) os << " alibi=given";
   if (!sinks.empty()) os << " sinks=given";
   if (lse_requested) os << " lse";
+  if (is_backward()) os << " backward";
   return os.str();
 }
 

@@ -80,10 +80,14 @@ struct TensorLayout {
   bool operator==(const TensorLayout&) const = default;
 };
 
-// The layouts of a call's views. The gradients' views join them with #15.
+// The layouts of a call's views; dout, dq, dk and dv are used by backward
+// problems only (dout and dq have out's and q's extents, dk and dv k's and v's).
 struct ViewLayouts {
   TensorLayout q, k, v, out;
-  bool all_dense() const { return q.dense_bhsd() && k.dense_bhsd() && v.dense_bhsd() && out.dense_bhsd(); }
+  TensorLayout dout, dq, dk, dv;
+  bool forward_dense() const { return q.dense_bhsd() && k.dense_bhsd() && v.dense_bhsd() && out.dense_bhsd(); }
+  bool gradients_dense() const { return dout.dense_bhsd() && dq.dense_bhsd() && dk.dense_bhsd() && dv.dense_bhsd(); }
+  bool all_dense() const { return forward_dense() && gradients_dense(); }
   bool operator==(const ViewLayouts&) const = default;
 };
 
@@ -100,6 +104,15 @@ using FeatureBits = uint32_t;
 // What a v1 call can express: masks and causal rules, nothing else.
 inline constexpr FeatureBits kV1Features = ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL;
 inline constexpr FeatureBits kAllFeatures = (1u << 11) - 1;
+// Not an ABI bit: a problem with a dout is a backward problem (the forward
+// call, then ABI v2's `backward` on the implementation's own out and lse), and
+// an implementation "declares" it by having a backward. Keeping it among the
+// feature bits lets laws, generators and the runner treat gradients as they
+// treat every other feature: drawn only for implementations that offer it,
+// skipped (never passed) for those that do not.
+inline constexpr FeatureBits kBackwardFeature = 1u << 16;
+// Every bit a problem may use: the ABI's and the backward bit.
+inline constexpr FeatureBits kEveryFeature = kAllFeatures | kBackwardFeature;
 // "mask", "gqa", ...: the lower-case name after ATTNCHECK_FEATURE_; "" when not one bit.
 std::string_view feature_name(FeatureBits one_bit);
 // "mask,causal,gqa" (or "none").
@@ -140,8 +153,15 @@ struct Problem {
   bool lse_requested = false;        // the call passes an lse output
   ViewLayouts layouts;               // dense BHSD unless STRIDES is used
 
+  // --- Gradients (a backward problem) ---
+  // [batch][heads][q_len][value_dim] (out's shape), values in `dtype`; padding
+  // rows hold what the call sends there. Empty: a forward problem. A backward
+  // problem asks for the gradients of sum(out * dout) with respect to q, k, v.
+  std::vector<double> dout;
+
   bool has_mask() const { return !mask.empty(); }
   bool has_bias() const { return !bias.empty(); }
+  bool is_backward() const { return !dout.empty(); }
   // The ABI v2 features this problem uses (a v1 implementation can take it
   // only when this is within kV1Features).
   FeatureBits features() const;
