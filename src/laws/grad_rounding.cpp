@@ -150,13 +150,15 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
         double aij = 0;
         for (int64_t ch = 0; ch < s.value_dim; ++ch)
           aij += std::abs(p.dout[p.out_at(bh, i, ch)] * p.v[p.v_at(kv, j, ch)]);
-        const double ds = w * ((m.gamma + 2 * rho) * (aij + m.b[r]) + cterm);  // |error of dS_ij|, before f
+        // |error of dS_ij|, before f; floor_unit: what underflow to subnormals
+        // may take from dP, D and dS (then multiplied by |K| or |Q|, which may be huge).
+        const double ds = w * ((m.gamma + 2 * rho) * (aij + m.b[r]) + cterm) + m.floor_unit;
         for (int64_t d = 0; d < s.head_dim; ++d) {
           g.dq[p.q_at(bh, i, d)] += sc * ds * std::abs(p.k[p.k_at(kv, j, d)]);
           g.dk[p.k_at(kv, j, d)] += sc * ds * std::abs(p.q[p.q_at(bh, i, d)]);
         }
         for (int64_t ch = 0; ch < s.value_dim; ++ch)
-          g.dv[p.v_at(kv, j, ch)] += w * (m.gamma + rho) * std::abs(p.dout[p.out_at(bh, i, ch)]);
+          g.dv[p.v_at(kv, j, ch)] += w * (m.gamma + rho) * std::abs(p.dout[p.out_at(bh, i, ch)]) + m.floor_unit;
       }
     }
   }

@@ -25,13 +25,15 @@
 //
 // So, with A_ij = |dO_i|.|V_j|, B_i = |dO_i|.|O_i|, C_i = |dO_i|.bound_i
 // (dot products of absolute values), the deviation from the exact gradient is
-//   |dK^_jd - dK_jd| <= F (scale sum_i |Q_id| P'_ij [(gamma + 2 rho_i)(A_ij + B_i) + C_i]) + u |dK^_jd| + floor
-// (dQ alike with |K_jd| summed over j; dV: F sum_i P'_ij (gamma + rho_i) |dO_ic| + u |dV^| + floor), rho_i =
+//   |dK^_jd - dK_jd| <= F scale sum_i |Q_id| (P'_ij [(gamma + 2 rho_i)(A_ij + B_i) + C_i] + floor)
+//                       + u |dK^_jd| + min_subnormal(dtype)
+// (dQ alike with |K_jd| summed over j; dV: F sum_i (P'_ij (gamma + rho_i) |dO_ic| + floor) + u |dV^| + ...), rho_i =
 // expm1(rho_vary_i + rho_uniform_i) + gamma, F = kBoundSafetyFactor, u the
 // dtype's unit (the gradient's own rounding), floor = n min_subnormal(compute)
-// scaled + min_subnormal(dtype). Laws that compare two calls with the same
-// weights or that cancel part of the error take the pieces they need
-// (GradErrorModel).
+// added to each dS and dV term (what underflow may take, before the products
+// with K and Q, which may be huge) and min_subnormal(dtype). Laws that compare
+// two calls with the same weights or that cancel part of the error take the
+// pieces they need (GradErrorModel).
 //
 // Rows outside the forward oracle's domain, and keys such a row sees, are not
 // judged (bound +inf); padding rows and keys neither.

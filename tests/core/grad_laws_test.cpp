@@ -60,7 +60,7 @@ Tally run_law(const std::string& name, Implementation& impl, DType dtype, int ca
     const Verdict v = check_case(*law, impl, p);
     if (v.passed()) ++t.pass;
     else if (v.failed()) {
-      if (t.first_failure.empty()) t.first_failure = v.message + "\n" + p.describe(24);
+      if (t.first_failure.empty()) t.first_failure = "seed " + std::to_string(seed0 + c) + ": " + v.message + "\n" + p.describe(24);
       ++t.fail;
     } else ++t.other;
   }
