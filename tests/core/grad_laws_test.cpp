@@ -10,6 +10,7 @@
 #include <iostream>
 #include <random>
 
+#include "driver/law_run.h"
 #include "laws/law.h"
 #include "plain_v2_backward.h"
 #include "problem/generators.h"
@@ -182,6 +183,39 @@ TEST(GradLaws, ForwardProblemsAreNotApplicable) {
     p.dout.clear();
     p.layouts.dout = p.layouts.dq = p.layouts.dk = p.layouts.dv = TensorLayout{};
     EXPECT_NE(law->check(impl, p).status, VerdictStatus::pass) << name;
+  }
+}
+
+}  // namespace
+}  // namespace attncheck
+
+namespace attncheck {
+namespace {
+
+// The plain backward's forward without its backward: what a forward-only plugin declares.
+class ForwardOnly final : public Implementation {
+ public:
+  std::string name() const override { return "forward_only"; }
+  std::string source() const override { return "test:forward_only"; }
+  FeatureBits features() const override { return kAllFeatures; }
+  Outcome run(const Problem& p) override { return inner_.run(p); }
+
+ private:
+  PlainBackward inner_;
+};
+
+// The runner skips every gradient law, with the reason, for an implementation
+// without backward: never a pass.
+TEST(GradLaws, SkippedWithoutBackward) {
+  ForwardOnly impl;
+  RunOptions o;
+  o.cases = 5;
+  for (const std::string& name : kGradLaws) {
+    const LawReport r = run_law(*find_law(name), impl, o);
+    EXPECT_EQ(r.status, LawStatus::skipped) << name;
+    EXPECT_EQ(r.skip_reason, SkipReason::not_applicable) << name;
+    EXPECT_NE(r.message.find("backward"), std::string::npos) << name << ": " << r.message;
+    EXPECT_EQ(r.judged, 0) << name;
   }
 }
 
