@@ -96,18 +96,23 @@ GradMagnitudes grad_magnitudes(const Problem& p, const std::vector<double>& out)
         if (!std::isfinite(bound) || !std::isfinite(g)) finite = false;
         else cc += g * bound;
       }
-      double a = 0;
+      double a = 0, largest = b;
       for (int64_t j = 0; j < s.kv_len; ++j) {
         if (std::isinf(z[j])) continue;
         double aij = 0;
         for (int64_t ch = 0; ch < s.value_dim; ++ch)
           aij += std::abs(p.dout[p.out_at(bh, i, ch)] * p.v[p.v_at(p.kv_of(bh), j, ch)]);
         a += (m.weights[r * s.kv_len + j] + m.tau) * aij;
+        largest = std::max(largest, aij);
       }
       m.a[r] = a;
       m.b[r] = b;
       m.c[r] = cc;
-      m.judged[r] = finite && std::isfinite(a) && std::isfinite(b) && fwd.row_in_domain[r];
+      // The backward's own domain: dP and D (their partial sums bounded by
+      // A_ij and B_i) stay below half the largest value of the type they are
+      // computed in, or stored in (16 bits).
+      const double limit = (narrow ? max_finite(p.dtype) : max_finite(c)) / 2;
+      m.judged[r] = finite && std::isfinite(a) && largest < limit && fwd.row_in_domain[r];
     }
   return m;
 }
@@ -126,6 +131,11 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
   g.dk.assign(s.k_size(), 0.0);
   g.dv.assign(s.v_size(), 0.0);
   std::vector<uint8_t> key_unjudged(static_cast<std::size_t>(s.batch * s.kv_head_count() * s.kv_len), 0);
+  // Sums of the absolute values of each gradient's terms: where one reaches
+  // half the dtype's largest value (or the compute type's), a correct
+  // backward may overflow, so the element is outside the domain (not judged).
+  std::vector<double> mag_q(g.dq.size(), 0.0), mag_k(g.dk.size(), 0.0), mag_v(g.dv.size(), 0.0);
+  const double limit = std::min(max_finite(p.dtype), max_finite(compute_dtype(p.dtype))) / 2;
   // Accumulate the magnitude sums (before F), then add the gradients' own rounding.
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
     const int64_t kv = p.kv_of(bh);
@@ -153,19 +163,27 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
         // |error of dS_ij|, before f; floor_unit: what underflow to subnormals
         // may take from dP, D and dS (then multiplied by |K| or |Q|, which may be huge).
         const double ds = w * ((m.gamma + 2 * rho) * (aij + m.b[r]) + cterm) + m.floor_unit;
+        const double ds_size = w * (aij + m.b[r]);
         for (int64_t d = 0; d < s.head_dim; ++d) {
-          g.dq[p.q_at(bh, i, d)] += sc * ds * std::abs(p.k[p.k_at(kv, j, d)]);
-          g.dk[p.k_at(kv, j, d)] += sc * ds * std::abs(p.q[p.q_at(bh, i, d)]);
+          const double kd = std::abs(p.k[p.k_at(kv, j, d)]), qd = std::abs(p.q[p.q_at(bh, i, d)]);
+          g.dq[p.q_at(bh, i, d)] += sc * ds * kd;
+          g.dk[p.k_at(kv, j, d)] += sc * ds * qd;
+          mag_q[p.q_at(bh, i, d)] += sc * ds_size * kd;
+          mag_k[p.k_at(kv, j, d)] += sc * ds_size * qd;
         }
-        for (int64_t ch = 0; ch < s.value_dim; ++ch)
-          g.dv[p.v_at(kv, j, ch)] += w * (m.gamma + rho) * std::abs(p.dout[p.out_at(bh, i, ch)]) + m.floor_unit;
+        for (int64_t ch = 0; ch < s.value_dim; ++ch) {
+          const double g_ = std::abs(p.dout[p.out_at(bh, i, ch)]);
+          g.dv[p.v_at(kv, j, ch)] += w * (m.gamma + rho) * g_ + m.floor_unit;
+          mag_v[p.v_at(kv, j, ch)] += w * g_;
+        }
       }
     }
   }
   auto finish = [&](std::vector<double>& bound, const std::vector<double>& got) {
     for (std::size_t k = 0; k < bound.size(); ++k) {
       if (std::isinf(bound[k])) continue;
-      const double x = k < got.size() ? got[k] : kInf;
+      // A NaN or infinite gradient adds nothing: the element stays judged (and wrong).
+      const double x = k < got.size() && std::isfinite(got[k]) ? got[k] : 0.0;
       bound[k] = F * bound[k] + u * std::abs(x) + F * m.floor_unit * (1 + sc) + out_floor;
     }
   };
@@ -176,6 +194,13 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
       for (int64_t d = 0; d < s.head_dim; ++d) g.dk[p.k_at(kv, j, d)] = kInf;
       for (int64_t ch = 0; ch < s.value_dim; ++ch) g.dv[p.v_at(kv, j, ch)] = kInf;
     }
+  auto outside = [limit](std::vector<double>& bound, const std::vector<double>& mag) {
+    for (std::size_t k = 0; k < bound.size(); ++k)
+      if (!(mag[k] < limit)) bound[k] = kInf;
+  };
+  outside(g.dq, mag_q);
+  outside(g.dk, mag_k);
+  outside(g.dv, mag_v);
   finish(g.dq, o.dq);
   finish(g.dk, o.dk);
   finish(g.dv, o.dv);

@@ -35,8 +35,12 @@
 // two calls with the same weights or that cancel part of the error take the
 // pieces they need (GradErrorModel).
 //
-// Rows outside the forward oracle's domain, and keys such a row sees, are not
-// judged (bound +inf); padding rows and keys neither.
+// The domain. Rows outside the forward oracle's domain, or whose dP or D
+// (their partial sums: A_ij, B_i) reach half the largest value of the type
+// they are computed or stored in, are not judged, nor the keys they see
+// (bound +inf); nor an element whose terms' absolute sum reaches half the
+// dtype's largest value (a correct backward may overflow there); nor padding
+// rows and keys. A NaN or infinite gradient anywhere else is judged (wrong).
 #pragma once
 
 #include <cstdint>

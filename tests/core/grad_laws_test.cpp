@@ -10,10 +10,12 @@
 #include <iostream>
 #include <random>
 
+#include "diagnosis/diagnose.h"
 #include "driver/law_run.h"
 #include "laws/law.h"
 #include "plain_v2_backward.h"
 #include "problem/generators.h"
+#include "problem/transforms.h"
 
 namespace attncheck {
 namespace {
@@ -217,6 +219,49 @@ TEST(GradLaws, SkippedWithoutBackward) {
     EXPECT_NE(r.message.find("backward"), std::string::npos) << name << ": " << r.message;
     EXPECT_EQ(r.judged, 0) << name;
   }
+}
+
+}  // namespace
+}  // namespace attncheck
+
+namespace attncheck {
+namespace {
+
+// Each backward fault is diagnosed as itself on a case of unit Gaussians that
+// shows it; a correct backward gets no diagnosis.
+TEST(GradDiagnosis, NamesEachFault) {
+  struct Case {
+    BackwardFaults f;
+    const char* law;
+    const char* expect;
+    FeatureBits feature;
+  };
+  std::vector<Case> cases(6);
+  cases[0].f.no_rowsum = true, cases[0].law = "grad_key_shift_zero", cases[0].expect = "rowsum";
+  cases[1].f.dq_unscaled = true, cases[1].law = "grad_consistent_with_forward", cases[1].expect = "scale";
+  cases[2].f.gqa_first_head = true, cases[2].law = "grad_gqa_sums_group", cases[2].expect = "first query head";
+  cases[3].f.dv_unnormalised = true, cases[3].law = "grad_values_sum", cases[3].expect = "unnormalised";
+  cases[4].f.nan_empty_rows = true, cases[4].law = "grad_empty_rows_zero", cases[4].expect = "NaN";
+  cases[5].f.softcap_derivative_dropped = true, cases[5].law = "grad_consistent_with_forward",
+  cases[5].expect = "soft-cap", cases[5].feature = ATTNCHECK_FEATURE_SOFTCAP;
+  for (const Case& c : cases) {
+    PlainBackward impl(c.f);
+    int diagnosed = 0, failed = 0;
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      Problem p = draw_backward(*find_law(c.law), seed, DType::f64, kGaussian, c.feature);
+      if (c.f.nan_empty_rows) p = with_mask_anded(p, [](int64_t, int64_t i, int64_t) { return i % 3 != 0; });
+      if (c.feature == ATTNCHECK_FEATURE_SOFTCAP) p.softcap = 2.0;
+      if (!check_case(*find_law(c.law), impl, p).failed()) continue;
+      ++failed;
+      const std::string d = diagnose(impl, p);
+      diagnosed += d.find(c.expect) != std::string::npos;
+    }
+    EXPECT_GT(failed, 0) << c.law << " caught nothing for " << c.expect;
+    EXPECT_GE(diagnosed * 10, failed * 8) << c.expect << ": diagnosed " << diagnosed << " of " << failed;
+  }
+  PlainBackward correct;
+  for (uint64_t seed = 1; seed <= 10; ++seed)
+    EXPECT_EQ(diagnose(correct, draw_backward(*find_law("grad_linear_in_dout"), seed, DType::f32, kGaussian)), "");
 }
 
 }  // namespace
