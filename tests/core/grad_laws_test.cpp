@@ -1,4 +1,4 @@
-// The gradient laws on a plain backward (tests/support/plain_v2_backward.h):
+// The gradient laws on a plain backward (tests/support/knobbed_plain_backward.h):
 // each holds for the correct one in f32, f64, f16 and bf16 (from the lse and
 // normalised afresh), and each catches the backward faults it is written for.
 // Problems are drawn by sample_problem within the law's features and given a
@@ -13,7 +13,7 @@
 #include "diagnosis/diagnose.h"
 #include "driver/law_run.h"
 #include "laws/law.h"
-#include "plain_v2_backward.h"
+#include "knobbed_plain_backward.h"
 #include "problem/generators.h"
 #include "problem/transforms.h"
 

@@ -1,4 +1,4 @@
-// A straightforward backward in a compute type T (float for f32/f16/bf16,
+// A knobbed plain backward: a straightforward backward in a compute type T (float for f32/f16/bf16,
 // double for f64), as an Implementation, for the gradient laws' tests: the
 // forward is plain_two_pass (tests/support/plain_v2_attention.h), the
 // backward the textbook formulas row by row, inputs read exactly, gradients
