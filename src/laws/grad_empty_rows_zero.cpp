@@ -13,6 +13,8 @@
 // empty rows or unseen keys skipped and left holding what the buffer held,
 // a key's dk/dv accumulated from rows that do not see it.
 // Cannot catch: anything about rows that see a key and keys that are seen.
+// Judged inside the backward's domain only (laws/grad_rounding.h): where dout
+// times V overflows, a dense kernel's masked entries are 0 * inf.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -28,6 +30,14 @@ namespace {
 // exactly 0; counts what was judged in `judged`.
 std::optional<std::string> nonzero(const Problem& p, const Outcome& o, int64_t& judged) {
   const Shape& s = p.shape;
+  // Zeros are judged inside the backward's domain (laws/grad_rounding.h): a
+  // row whose dP overflows makes a dense kernel's 0 * inf NaN, for its dq and
+  // its kv head's dk and dv.
+  const GradMagnitudes m = grad_magnitudes(p, o.out);
+  std::vector<uint8_t> head_in_domain(static_cast<std::size_t>(s.batch * s.kv_head_count()), 1);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i)
+      if (p.row_exists(bh, i) && !m.in_domain[bh * s.q_len + i]) head_in_domain[p.kv_of(bh)] = 0;
   auto report = [&](GradTensor t, int64_t at, const char* what) {
     std::ostringstream m;
     const double x = grad_of(o, t)[at];
@@ -37,7 +47,7 @@ std::optional<std::string> nonzero(const Problem& p, const Outcome& o, int64_t& 
   };
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i) {
-      if (!p.row_exists(bh, i) || p.row_sees_any_key(bh, i)) continue;
+      if (!p.row_exists(bh, i) || p.row_sees_any_key(bh, i) || !m.in_domain[bh * s.q_len + i]) continue;
       ++judged;
       for (int64_t d = 0; d < s.head_dim; ++d)
         if (o.dq[p.q_at(bh, i, d)] != 0) return report(GradTensor::dq, p.q_at(bh, i, d), "a row that sees no key");
@@ -45,6 +55,7 @@ std::optional<std::string> nonzero(const Problem& p, const Outcome& o, int64_t& 
   const int64_t group = s.heads / s.kv_head_count();
   for (int64_t kv = 0; kv < s.batch * s.kv_head_count(); ++kv) {
     const int64_t b = kv / s.kv_head_count(), first_head = b * s.heads + (kv % s.kv_head_count()) * group;
+    if (!head_in_domain[kv]) continue;
     for (int64_t j = 0; j < p.kv_len_of(b); ++j) {
       bool seen = false;
       for (int64_t bh = first_head; bh < first_head + group && !seen; ++bh)

@@ -60,7 +60,29 @@ GradMagnitudes grad_magnitudes(const Problem& p, const std::vector<double>& out)
   m.a.assign(rows, 0.0);
   m.b.assign(rows, 0.0);
   m.c.assign(rows, 0.0);
+  m.in_domain.assign(rows, 1);
   const OracleResult fwd = oracle(p);
+  // The backward's domain over every existing key of the head, hidden ones
+  // included (a dense kernel forms S and dP = dO V^T for all of them and
+  // multiplies the hidden ones by a zero weight: 0 * inf is NaN): dout finite,
+  // the scores' and dP's partial sums below half the largest value of the
+  // type they are computed (or stored, 16 bits) in.
+  const double limit = (narrow ? max_finite(p.dtype) : max_finite(c)) / 2;
+  const double sc_abs = std::max(1.0, std::abs(p.effective_scale()));
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < p.q_len_of(bh / s.heads); ++i) {
+      const int64_t r = bh * s.q_len + i, kv = p.kv_of(bh);
+      bool ok = true;
+      for (int64_t ch = 0; ch < s.value_dim; ++ch) ok = ok && std::isfinite(p.dout[p.out_at(bh, i, ch)]);
+      for (int64_t j = 0; j < p.kv_len_of(bh / s.heads) && ok; ++j) {
+        double dp = 0, dot = 0;
+        for (int64_t ch = 0; ch < s.value_dim; ++ch)
+          dp += std::abs(p.dout[p.out_at(bh, i, ch)] * p.v[p.v_at(kv, j, ch)]);
+        for (int64_t d = 0; d < s.head_dim; ++d) dot += std::abs(p.q[p.q_at(bh, i, d)] * p.k[p.k_at(kv, j, d)]);
+        ok = dp < limit && sc_abs * dot < limit;
+      }
+      m.in_domain[r] = ok;
+    }
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i) {
       const int64_t r = bh * s.q_len + i;
@@ -108,11 +130,8 @@ GradMagnitudes grad_magnitudes(const Problem& p, const std::vector<double>& out)
       m.a[r] = a;
       m.b[r] = b;
       m.c[r] = cc;
-      // The backward's own domain: dP and D (their partial sums bounded by
-      // A_ij and B_i) stay below half the largest value of the type they are
-      // computed in, or stored in (16 bits).
-      const double limit = (narrow ? max_finite(p.dtype) : max_finite(c)) / 2;
-      m.judged[r] = finite && std::isfinite(a) && largest < limit && fwd.row_in_domain[r];
+      // D's partial sums (B_i) below the limit too.
+      m.judged[r] = finite && std::isfinite(a) && largest < limit && m.in_domain[r] && fwd.row_in_domain[r];
     }
   return m;
 }
@@ -145,13 +164,13 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
         for (int64_t d = 0; d < s.head_dim; ++d) g.dq[p.q_at(bh, i, d)] = kInf;
         continue;
       }
-      if (!m.seen[r]) continue;  // dq is exactly 0 there (grad_empty_rows_zero)
-      if (!m.judged[r]) {
+      if (!m.in_domain[r] || (m.seen[r] && !m.judged[r])) {
+        // Outside the domain: its dq, and every dk/dv of the kv head it reads.
         for (int64_t d = 0; d < s.head_dim; ++d) g.dq[p.q_at(bh, i, d)] = kInf;
-        for (int64_t j = 0; j < s.kv_len; ++j)
-          if (p.visible(bh, i, j)) key_unjudged[kv * s.kv_len + j] = 1;
+        for (int64_t j = 0; j < s.kv_len; ++j) key_unjudged[kv * s.kv_len + j] = 1;
         continue;
       }
+      if (!m.seen[r]) continue;  // dq is exactly 0 there (grad_empty_rows_zero)
       const double rho = model.weights_error ? weights_relative_error(m, r) : 0.0;
       const double cterm = model.forward_error ? m.c[r] : 0.0;
       for (int64_t j = 0; j < s.kv_len; ++j) {

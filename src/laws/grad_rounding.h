@@ -35,12 +35,14 @@
 // two calls with the same weights or that cancel part of the error take the
 // pieces they need (GradErrorModel).
 //
-// The domain. Rows outside the forward oracle's domain, or whose dP or D
-// (their partial sums: A_ij, B_i) reach half the largest value of the type
-// they are computed or stored in, are not judged, nor the keys they see
-// (bound +inf); nor an element whose terms' absolute sum reaches half the
-// dtype's largest value (a correct backward may overflow there); nor padding
-// rows and keys. A NaN or infinite gradient anywhere else is judged (wrong).
+// The domain. Rows outside the forward oracle's domain, or whose scores, dP
+// or D (their partial sums, over every key of the head, hidden ones included)
+// reach half the largest value of the type they are computed or stored in,
+// are not judged, nor any dk, dv of the kv head they read (bound +inf), as the
+// gradient oracle leaves them; nor an element whose terms' absolute sum
+// reaches half the dtype's largest value (a correct backward may overflow
+// there); nor padding rows and keys. A NaN or infinite gradient anywhere else
+// is judged (wrong).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,12 @@ struct GradMagnitudes {
   std::vector<double> lse;       // exact log-sum-exp of the row (sink included); -inf for an empty row
   std::vector<uint8_t> judged;   // 1: the row exists, sees a key and is inside the forward's domain
   std::vector<uint8_t> seen;     // 1: the row exists and sees a key (judged or not)
+  // 1: the row exists and its backward stays representable over every key of
+  // the head, hidden ones included (dout finite; |q|.|k| and |dO|.|V| below
+  // half the largest value of the compute or 16-bit type). A row outside puts
+  // its dq and its kv head's dk and dv outside the domain (a dense kernel
+  // multiplies the overflowed entries of hidden keys by zero weights: NaN).
+  std::vector<uint8_t> in_domain;
   std::vector<double> rho_vary;     // nats: the part of the weights' error that differs from key to key
   std::vector<double> rho_uniform;  // nats: the part common to the row (the lse's)
   std::vector<double> b;  // B_i = sum_c |dO_ic| |O_ic|

@@ -259,6 +259,12 @@ TEST(GradDiagnosis, NamesEachFault) {
     EXPECT_GT(failed, 0) << c.law << " caught nothing for " << c.expect;
     EXPECT_GE(diagnosed * 10, failed * 8) << c.expect << ": diagnosed " << diagnosed << " of " << failed;
   }
+  BackwardFaults acc;
+  acc.dk_accumulated = true;
+  PlainBackward accumulating(acc);
+  EXPECT_NE(diagnose(accumulating, draw_backward(*find_law("grad_deterministic"), 3, DType::f32, kGaussian))
+                .find("accumulates dk"),
+            std::string::npos);
   PlainBackward correct;
   for (uint64_t seed = 1; seed <= 10; ++seed)
     EXPECT_EQ(diagnose(correct, draw_backward(*find_law("grad_linear_in_dout"), seed, DType::f32, kGaussian)), "");
