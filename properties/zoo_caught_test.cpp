@@ -56,7 +56,7 @@ const std::map<std::string, std::vector<std::string>>& pinned_laws() {
       {"grad_dv_unnormalised", {"grad_values_sum", "grad_consistent_with_forward"}},
       {"grad_nan_empty_rows", {"grad_empty_rows_zero"}},
       {"grad_softcap_derivative_dropped", {"grad_consistent_with_forward"}},
-      {"grad_dk_accumulated", {"grad_linear_in_dout"}},
+      {"grad_dk_accumulated", {"grad_linear_in_dout", "grad_key_shift_zero"}},
   };
   return pins;
 }

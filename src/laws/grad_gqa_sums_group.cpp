@@ -10,6 +10,8 @@
 // that reads the wrong kv head.
 // Cannot catch: faults the repeated call shares (a missing rowsum term, a
 // wrong scale): the other gradient laws see those.
+#include <cmath>
+
 #include "laws/grad_support.h"
 #include "problem/transforms.h"
 
@@ -45,7 +47,7 @@ Law law_grad_gqa_sums_group() {
           for (int64_t c = 0; c < cols; ++c) {
             const int64_t to = (p.kv_of(bh) * s.kv_len + j) * cols + c, at = (bh * s.kv_len + j) * cols + c;
             g[to] += from[at];
-            e[to] += from_bound[at] + 0x1p-52 * std::abs(from[at]);
+            e[to] += from_bound[at] + (std::isfinite(from[at]) ? 0x1p-52 * std::abs(from[at]) : 0.0);
           }
     }
     int64_t judged = 0;

@@ -88,8 +88,10 @@ Law law_grad_linear_in_dout() {
       e.resize(g1.size());
       for (std::size_t k = 0; k < g1.size(); ++k) {
         g[k] = a * g1[k] + b * g2[k];
+        // The combination's own rounding; a NaN gradient adds nothing (it stays judged, and wrong).
+        const double size = std::abs(a * g1[k]) + std::abs(b * g2[k]);
         e[k] = std::abs(a) * bound_of(b1, t)[k] + std::abs(b) * bound_of(b2, t)[k] +
-               0x1p-52 * (std::abs(a * g1[k]) + std::abs(b * g2[k]));
+               (std::isfinite(size) ? 0x1p-52 * size : 0.0);
       }
     }
     int64_t judged = 0;

@@ -130,8 +130,13 @@ GradMagnitudes grad_magnitudes(const Problem& p, const std::vector<double>& out)
       m.a[r] = a;
       m.b[r] = b;
       m.c[r] = cc;
-      // D's partial sums (B_i) below the limit too.
-      m.judged[r] = finite && std::isfinite(a) && largest < limit && m.in_domain[r] && fwd.row_in_domain[r];
+      // D's partial sums (B_i) below the limit too; and the lse within float's
+      // range (a backward may recompute P from the ABI's float lse: beyond it,
+      // exp(z - lse) is exp(+-inf)).
+      // And the weights' error below a nat, so that exp(z - lse) is within a
+      // factor e of the weight (the float lse of logits near 1e8 is not).
+      const bool lse_fits = std::abs(m.lse[r]) < max_finite(DType::f32) / 2 && m.rho_vary[r] + m.rho_uniform[r] < 1;
+      m.judged[r] = finite && std::isfinite(a) && largest < limit && lse_fits && m.in_domain[r] && fwd.row_in_domain[r];
     }
   return m;
 }

@@ -35,9 +35,12 @@
 // two calls with the same weights or that cancel part of the error take the
 // pieces they need (GradErrorModel).
 //
-// The domain. Rows outside the forward oracle's domain, or whose scores, dP
-// or D (their partial sums, over every key of the head, hidden ones included)
-// reach half the largest value of the type they are computed or stored in,
+// The domain. Rows outside the forward oracle's domain, whose lse is beyond
+// half float's largest value (the ABI's lse is float, and a backward may
+// recompute P from it) or whose weights' error (rho_vary + rho_uniform)
+// reaches a nat, or whose scores, dP or D (their partial sums, over
+// every key of the head, hidden ones included) reach half the largest value
+// of the type they are computed or stored in,
 // are not judged, nor any dk, dv of the kv head they read (bound +inf), as the
 // gradient oracle leaves them; nor an element whose terms' absolute sum
 // reaches half the dtype's largest value (a correct backward may overflow

@@ -83,7 +83,10 @@ TEST_P(GradLawOnPlain, HoldsForACorrectBackward) {
   const auto& [name, dtype, from_lse] = GetParam();
   PlainBackward impl({}, from_lse);
   const char* env = std::getenv("ATTNCHECK_CASES");
-  const Tally t = run_law(name, impl, dtype, env && *env ? std::atoi(env) : 40);
+  // Seeds from ATTNCHECK_SEED on (1 by default), ATTNCHECK_CASES of them (40).
+  const char* seed = std::getenv("ATTNCHECK_SEED");
+  const Tally t = run_law(name, impl, dtype, env && *env ? std::atoi(env) : 40,
+                          seed && *seed ? std::strtoull(seed, nullptr, 10) : 1);
   EXPECT_EQ(t.fail, 0) << name << " failed a correct backward in " << dtype_name(dtype) << ":\n" << t.first_failure;
   EXPECT_GT(t.pass, 0) << name << " judged nothing";
   std::cout << name << " " << dtype_name(dtype) << ": " << t.pass << " passed, " << t.other << " not judged\n";
