@@ -192,8 +192,9 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
           const double kd = std::abs(p.k[p.k_at(kv, j, d)]), qd = std::abs(p.q[p.q_at(bh, i, d)]);
           g.dq[p.q_at(bh, i, d)] += sc * ds * kd;
           g.dk[p.k_at(kv, j, d)] += sc * ds * qd;
-          mag_q[p.q_at(bh, i, d)] += sc * ds_size * kd;
-          mag_k[p.k_at(kv, j, d)] += sc * ds_size * qd;
+          // max(1, scale): dS K may be summed before the scale multiplies it (scale 0: 0 * inf).
+          mag_q[p.q_at(bh, i, d)] += std::max(1.0, sc) * ds_size * kd;
+          mag_k[p.k_at(kv, j, d)] += std::max(1.0, sc) * ds_size * qd;
         }
         for (int64_t ch = 0; ch < s.value_dim; ++ch) {
           const double g_ = std::abs(p.dout[p.out_at(bh, i, ch)]);
