@@ -155,42 +155,63 @@ KeyRange block_range(const TypedCallV2<T>& c, int64_t b, int64_t i0, int64_t row
   return block;
 }
 
-// Row i's lse: streamed over its keys (no call->lse) or refined from call->lse
-// in f64 (see the file comment). -inf when it sees no key and has no sink.
+// The lse of rows [i0, i0 + rows) of (b, h) into lse[0 .. rows): call->lse
+// as it is (float), or refined from it (f64), or streamed over the keys
+// without it (see the file comment); each K tile loaded once for the block.
+// -inf for a row that sees no key and has no sink.
 template <class T>
-ATTNCHECK_INLINE T row_lse(const TypedCallV2<T>& c, int64_t b, int64_t h, int64_t i, Scratch<T>& w) {
+ATTNCHECK_INLINE void block_lse(const TypedCallV2<T>& c, int64_t b, int64_t h, int64_t i0, int64_t rows,
+                                Scratch<T>& w, T* __restrict lse) {
   const T minus_inf = -std::numeric_limits<T>::infinity();
-  const KeyRange range = c.key_range(b, i);
-  const T sink = c.sink_of(h);
-  const float* given = c.lse_row(b, h);
-  if (given && std::is_same_v<T, float>) return static_cast<T>(given[i]);
-  // Refine around the given lse, or stream with a running max.
+  const float* given = c.lse_row(b, h);  // [q_len] or nullptr
+  if (given && std::is_same_v<T, float>) {
+    for (int64_t r = 0; r < rows; ++r) lse[r] = static_cast<T>(given[i0 + r]);
+    return;
+  }
+  // Per row: the reference point m (the given lse, or a running max) and the
+  // sum of exp(z - m), the sink's term included.
   const bool refine = given != nullptr;
-  T max = refine ? static_cast<T>(given[i]) : sink;
-  if (refine && max == minus_inf) return minus_inf;  // the forward says the row sees nothing
-  T sum = c.sinks ? std::exp(sink - max) : T(0);
+  const T sink = c.sink_of(h);
+  T max[kQueryTile], sum[kQueryTile];
+  for (int64_t r = 0; r < rows; ++r) {
+    max[r] = refine ? static_cast<T>(given[i0 + r]) : sink;
+    sum[r] = c.sinks && max[r] != minus_inf ? std::exp(sink - max[r]) : T(0);
+  }
   T* __restrict s = w.s.data();
-  const int64_t first = range.empty() ? range.end : range.begin - range.begin % kKeyTile;
-  for (int64_t j0 = first; j0 < range.end; j0 += kKeyTile) {
-    const int64_t keys = std::min(kKeyTile, range.end - j0);
+  const int64_t kv_head = c.kv_head_of(h);
+  const KeyRange block = block_range(c, b, i0, rows);
+  const int64_t first = block.empty() ? block.end : block.begin - block.begin % kKeyTile;
+  for (int64_t j0 = first; j0 < block.end; j0 += kKeyTile) {
+    const int64_t keys = std::min(kKeyTile, block.end - j0);
     std::fill(w.k_t.begin(), w.k_t.end(), T(0));
     for (int64_t jj = 0; jj < keys; ++jj) {
-      const T* k = c.k.row(b, c.kv_head_of(h), j0 + jj);
+      const T* k = c.k.row(b, kv_head, j0 + jj);  // [head_dim]
       for (int64_t d = 0; d < c.head_dim; ++d) w.k_t[d * kKeyTile + jj] = k[d];
     }
-    tile_dot(c.q.row(b, h, i), w.k_t.data(), c.head_dim, s);
-    tile_logits_and_slopes(c, b, h, i, j0, std::max<int64_t>(range.begin - j0, 0), keys, s, w.slope.data());
-    if (!refine) {
-      T tile_max = minus_inf;
-      for (int64_t jj = 0; jj < kKeyTile; ++jj) tile_max = s[jj] > tile_max || s[jj] != s[jj] ? s[jj] : tile_max;
-      const T new_max = tile_max > max || tile_max != tile_max ? tile_max : max;
-      if (new_max == minus_inf) continue;  // nothing visible yet, no sink: exp(-inf - -inf) would be NaN
-      sum *= std::exp(max - new_max);
-      max = new_max;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = i0 + r;
+      if (refine && max[r] == minus_inf) continue;  // the forward says the row sees nothing
+      const KeyRange range = c.key_range(b, i);
+      const int64_t begin = std::clamp<int64_t>(range.begin - j0, 0, keys);
+      const int64_t end = std::clamp<int64_t>(range.end - j0, 0, keys);
+      if (begin >= end) continue;
+      tile_dot(c.q.row(b, h, i), w.k_t.data(), c.head_dim, s);
+      tile_logits_and_slopes(c, b, h, i, j0, begin, end, s, w.slope.data());
+      if (!refine) {
+        // As the forward: a NaN logit becomes the max and poisons the row.
+        T tile_max = minus_inf;
+        for (int64_t jj = 0; jj < kKeyTile; ++jj) tile_max = s[jj] > tile_max || s[jj] != s[jj] ? s[jj] : tile_max;
+        const T new_max = tile_max > max[r] || tile_max != tile_max ? tile_max : max[r];
+        if (new_max == minus_inf) continue;  // nothing visible yet, no sink: exp(-inf - -inf) would be NaN
+        sum[r] *= std::exp(max[r] - new_max);
+        max[r] = new_max;
+      }
+      T tile_sum = 0;
+      for (int64_t jj = 0; jj < kKeyTile; ++jj) tile_sum += std::exp(s[jj] - max[r]);
+      sum[r] += tile_sum;
     }
-    for (int64_t jj = 0; jj < kKeyTile; ++jj) sum += std::exp(s[jj] - max);
   }
-  return sum > 0 || sum != sum ? max + std::log(sum) : minus_inf;
+  for (int64_t r = 0; r < rows; ++r) lse[r] = sum[r] > 0 || sum[r] != sum[r] ? max[r] + std::log(sum[r]) : minus_inf;
 }
 
 // Pass 1 on one block of rows [i0, i0 + rows) of (b, h).
@@ -202,9 +223,9 @@ ATTNCHECK_INLINE void row_block_body(const TypedCallV2<T>& c, const TypedGradV2<
   const int64_t kv_head = c.kv_head_of(h);
   const int64_t base = (b * c.heads + h) * c.q_len;
   bool saw[kQueryTile] = {};
+  block_lse(c, b, h, i0, rows, w, terms.lse.data() + base + i0);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = i0 + r;
-    terms.lse[base + i] = row_lse(c, b, h, i, w);
     const T* dout = g.dout.row(b, h, i);
     const T* out = c.out.row(b, h, i);
     T rowsum = 0;
