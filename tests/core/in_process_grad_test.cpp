@@ -121,6 +121,17 @@ TEST(InProcessGrad, ForwardThenBackwardOnTheSameCall) {
   EXPECT_EQ(o.lse[2], 2.5);
 }
 
+TEST(InProcessGrad, WithoutLseBackwardGetsNone) {
+  Problem p = backward_problem();
+  p.lse_requested = false;
+  const Outcome o = run_in(Mode::correct, p);
+  ASSERT_EQ(o.status, CallStatus::ok) << o.message;
+  EXPECT_TRUE(o.lse.empty());
+  EXPECT_EQ(o.dq[p.q_at(3, 1, 1)], p.dout[p.out_at(3, 1, 1)]);
+  const Outcome bad = run_in(Mode::backward_writes_out, p);
+  EXPECT_EQ(bad.status, CallStatus::out_of_bounds_write) << bad.message;
+}
+
 TEST(InProcessGrad, AForwardFaultIsForwardsAndBackwardIsNotCalled) {
   const Outcome o = run_in(Mode::forward_skips_out, backward_problem());
   EXPECT_EQ(o.status, CallStatus::unwritten_output);
