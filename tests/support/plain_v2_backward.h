@@ -1,0 +1,94 @@
+// A straightforward ABI v2 backward in a compute type T (float for f32, f16
+// and bf16; double for f64), for the gradient bound's tests
+// (tests/core/grad_oracle_test.cpp) and its validation (bench/validate_bound.cpp):
+// a correct implementation the bound must never flag, and should come near.
+// Per row, in T and in order: the scores summed sequentially over d, the
+// logit chain (plain_v2_attention.h), the max (with the sink), exp, the sum,
+// P = w / sum; dP_j = sum_c dO_c v_jc; D = rowsum(dO * O) from the
+// implementation's own forward output (plain_two_pass, rounded to the dtype) or
+// rowsum(P * dP) (`d_from_p`, softmax's backward as autograd does it);
+// dS = P (dP - D), times 1 - tanh^2(s / cap) with a soft-cap; dq += scale dS k
+// sequentially over keys, dk and dv summed in T over the rows (all heads of a
+// GQA group, in order), each result rounded to the dtype at the end.
+// Shapes are q's, k's and v's; padding rows and keys are left 0.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "plain_v2_attention.h"
+#include "problem/dtype.h"
+#include "problem/problem.h"
+
+namespace attncheck::testing {
+
+struct PlainGrads {
+  std::vector<double> dq, dk, dv;
+};
+
+template <class T> PlainGrads plain_backward(const Problem& p, bool d_from_p = false) {
+  const Shape& sh = p.shape;
+  const PlainResult fwd = plain_two_pass<T>(p, false);
+  std::vector<T> dq(sh.q_size(), 0), dk(sh.k_size(), 0), dv(sh.v_size(), 0);
+  const T scale = static_cast<T>(p.effective_scale());
+  const auto same = [](T x) { return x; };
+  std::vector<T> score(sh.kv_len), z(sh.kv_len), w(sh.kv_len), dp(sh.kv_len);
+  for (int64_t bh = 0; bh < sh.batch * sh.heads; ++bh) {
+    const int64_t kv = p.kv_of(bh);
+    for (int64_t i = 0; i < sh.q_len; ++i) {
+      if (!p.row_exists(bh, i) || !p.row_sees_any_key(bh, i)) continue;
+      T m = p.sinks.empty() ? -std::numeric_limits<T>::infinity() : static_cast<T>(p.sink_of(bh));
+      for (int64_t j = 0; j < sh.kv_len; ++j) {
+        if (!p.visible(bh, i, j)) continue;
+        score[j] = plain_score<T>(p, bh, i, j);
+        z[j] = plain_logit<T>(p, bh, i, j, score[j], same);
+        m = std::max(m, z[j]);
+      }
+      T total = p.sinks.empty() ? T(0) : std::exp(static_cast<T>(p.sink_of(bh)) - m);
+      for (int64_t j = 0; j < sh.kv_len; ++j)
+        if (p.visible(bh, i, j)) total += (w[j] = std::exp(z[j] - m));
+      T D = 0;
+      for (int64_t j = 0; j < sh.kv_len; ++j) {
+        if (!p.visible(bh, i, j)) continue;
+        w[j] /= total;  // now P
+        T acc = 0;
+        for (int64_t c = 0; c < sh.value_dim; ++c)
+          acc += static_cast<T>(p.dout[p.out_at(bh, i, c)]) * static_cast<T>(p.v[p.v_at(kv, j, c)]);
+        dp[j] = acc;
+        if (d_from_p) D += w[j] * acc;
+      }
+      if (!d_from_p)
+        for (int64_t c = 0; c < sh.value_dim; ++c)
+          D += static_cast<T>(p.dout[p.out_at(bh, i, c)]) * static_cast<T>(fwd.out[p.out_at(bh, i, c)]);
+      for (int64_t j = 0; j < sh.kv_len; ++j) {
+        if (!p.visible(bh, i, j)) continue;
+        T ds = w[j] * (dp[j] - D);
+        if (p.softcap > 0) {
+          const T th = std::tanh(score[j] / static_cast<T>(p.softcap));
+          ds *= T(1) - th * th;
+        }
+        for (int64_t d = 0; d < sh.head_dim; ++d) {
+          dq[p.q_at(bh, i, d)] += scale * ds * static_cast<T>(p.k[p.k_at(kv, j, d)]);
+          dk[p.k_at(kv, j, d)] += scale * ds * static_cast<T>(p.q[p.q_at(bh, i, d)]);
+        }
+        for (int64_t c = 0; c < sh.value_dim; ++c)
+          dv[p.v_at(kv, j, c)] += w[j] * static_cast<T>(p.dout[p.out_at(bh, i, c)]);
+      }
+    }
+  }
+  PlainGrads g;
+  const auto rounded = [&](const std::vector<T>& x) {
+    std::vector<double> r(x.size());
+    for (std::size_t t = 0; t < x.size(); ++t) r[t] = round_to(p.dtype, static_cast<double>(x[t]));
+    return r;
+  };
+  g.dq = rounded(dq);
+  g.dk = rounded(dk);
+  g.dv = rounded(dv);
+  return g;
+}
+
+}  // namespace attncheck::testing
