@@ -19,7 +19,7 @@
 //      family, every dtype), and --long-rows N more of 4,096 keys per row (or
 //      4,096 rows per key) in f32/f64: the gradients of every built-in with a
 //      backward and of the straightforward backward in the compute type
-//      (tests/support/plain_v2_backward.h, D from O and from P) against the
+//      (tests/support/plain_v2_backward.h, D from O and from P, eager 16-bit) against the
 //      gradient bound (src/oracle/grad_oracle.h); f64 gradients off by a
 //      relative 1e-6 flagged.
 //
@@ -370,11 +370,14 @@ int main(int argc, char** argv) {
       ++grad_builtin_runs;
       record(grad_tallies, impl->name() + "/" + key, grad_worst_ratio(p, go, out.dq, out.dk, out.dv));
     }
-    for (bool via_p : {false, true}) {
-      const testing::PlainGrads x = compute_dtype(p.dtype) == DType::f64 ? testing::plain_backward<double>(p, via_p)
-                                                                         : testing::plain_backward<float>(p, via_p);
-      record(grad_tallies, std::string(via_p ? "plain-bwd-p/" : "plain-bwd-o/") + key + (p.lse_requested ? "/lse" : ""),
-             grad_worst_ratio(p, go, x.dq, x.dk, x.dv));
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool via_p = variant % 2 == 1, eager16 = variant >= 2;
+      if (eager16 && compute_dtype(p.dtype) == p.dtype) continue;
+      const testing::PlainGrads x = compute_dtype(p.dtype) == DType::f64
+                                        ? testing::plain_backward<double>(p, via_p)
+                                        : testing::plain_backward<float>(p, via_p, eager16);
+      const char* name = variant == 0 ? "plain-bwd-o/" : variant == 1 ? "plain-bwd-p/" : variant == 2 ? "plain-eager16-o/" : "plain-eager16-p/";
+      record(grad_tallies, std::string(name) + key + (p.lse_requested ? "/lse" : ""), grad_worst_ratio(p, go, x.dq, x.dk, x.dv));
     }
     if (p.dtype == DType::f64) (p.lse_requested ? grad_offset_lse : grad_offset).add(p, go);
   }

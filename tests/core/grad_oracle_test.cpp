@@ -327,9 +327,10 @@ TEST(GradOracle, BoundHoldsAndIsApproachedByPlainBackward) {
   // f64 problems whose call passes an lse are apart: their bound lets the
   // backward normalise with that float (docs/tolerance.md), which the plain one does not.
   for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
-    for (bool via_p : {false, true})
+    for (int variant = 0; variant < 4; ++variant)
       for (bool lse : {false, true}) {
-        if (lse && t != DType::f64) continue;
+        const bool via_p = variant % 2 == 1, eager16 = variant >= 2;
+        if ((lse && t != DType::f64) || (eager16 && compute_dtype(t) == t)) continue;
         Ratios r;
         int64_t cases = 0;
         for (uint64_t s = 0; s < 80; ++s) {
@@ -338,16 +339,17 @@ TEST(GradOracle, BoundHoldsAndIsApproachedByPlainBackward) {
           const FeatureBits forced = lse ? ATTNCHECK_FEATURE_LSE : 0;
           const Problem p = grad_problem(t, base_seed() + 31 * s, drawn, forced, 40, 24, families);
           const GradOracleResult g = grad_oracle(p);
-          const testing::PlainGrads x = compute_dtype(t) == DType::f64 ? testing::plain_backward<double>(p, via_p)
-                                                                       : testing::plain_backward<float>(p, via_p);
+          const testing::PlainGrads x = compute_dtype(t) == DType::f64
+                                            ? testing::plain_backward<double>(p, via_p)
+                                            : testing::plain_backward<float>(p, via_p, eager16);
           r.add(g, x);
           ++cases;
         }
         const double median = Ratios::quantile(r.all, 0.5), p99 = Ratios::quantile(r.all, 0.99);
         const double case_median = Ratios::quantile(r.case_worst, 0.5);
-        std::printf("plain backward (%s), %s%s: %lld cases, %zu inexact elements: median %.3g, p99 %.3g, worst %.3g;"
+        std::printf("plain backward (%s%s), %s%s: %lld cases, %zu inexact elements: median %.3g, p99 %.3g, worst %.3g;"
                     " each case's worst: median %.3g\n",
-                    via_p ? "D from P" : "D from O", std::string(dtype_name(t)).c_str(), lse ? " with lse" : "",
+                    via_p ? "D from P" : "D from O", eager16 ? ", eager 16-bit" : "", std::string(dtype_name(t)).c_str(), lse ? " with lse" : "",
                     static_cast<long long>(cases), r.all.size(), median, p99, r.worst, case_median);
         EXPECT_LE(r.worst, 1.0) << dtype_name(t);
         if (lse) continue;

@@ -10,6 +10,11 @@
 // dS = P (dP - D), times 1 - tanh^2(s / cap) with a soft-cap; dq += scale dS k
 // sequentially over keys, dk and dv summed in T over the rows (all heads of a
 // GQA group, in order), each result rounded to the dtype at the end.
+// With eager16 (f16/bf16) every intermediate is rounded to the 16-bit format,
+// as autograd on 16-bit tensors does: the forward's scores, chain and weights
+// (plain_two_pass's eager16), dP, D, dP - D, dS, the soft-cap's derivative,
+// and each query head's dk and dv before the GQA group's sum (the backward of
+// repeat_interleave).
 // Shapes are q's, k's and v's; padding rows and keys are left 0.
 #pragma once
 
@@ -29,22 +34,26 @@ struct PlainGrads {
   std::vector<double> dq, dk, dv;
 };
 
-template <class T> PlainGrads plain_backward(const Problem& p, bool d_from_p = false) {
+template <class T> PlainGrads plain_backward(const Problem& p, bool d_from_p = false, bool eager16 = false) {
   const Shape& sh = p.shape;
-  const PlainResult fwd = plain_two_pass<T>(p, false);
+  const PlainResult fwd = plain_two_pass<T>(p, eager16);
   std::vector<T> dq(sh.q_size(), 0), dk(sh.k_size(), 0), dv(sh.v_size(), 0);
+  // One query head's dk and dv (eager16: rounded before the group's sum).
+  std::vector<T> hk(sh.kv_len * sh.head_dim), hv(sh.kv_len * sh.value_dim);
   const T scale = static_cast<T>(p.effective_scale());
-  const auto same = [](T x) { return x; };
+  const auto r16 = [&](T x) { return eager16 ? static_cast<T>(round_to(p.dtype, static_cast<double>(x))) : x; };
   std::vector<T> score(sh.kv_len), z(sh.kv_len), w(sh.kv_len), dp(sh.kv_len);
   for (int64_t bh = 0; bh < sh.batch * sh.heads; ++bh) {
     const int64_t kv = p.kv_of(bh);
+    std::fill(hk.begin(), hk.end(), T(0));
+    std::fill(hv.begin(), hv.end(), T(0));
     for (int64_t i = 0; i < sh.q_len; ++i) {
       if (!p.row_exists(bh, i) || !p.row_sees_any_key(bh, i)) continue;
       T m = p.sinks.empty() ? -std::numeric_limits<T>::infinity() : static_cast<T>(p.sink_of(bh));
       for (int64_t j = 0; j < sh.kv_len; ++j) {
         if (!p.visible(bh, i, j)) continue;
         score[j] = plain_score<T>(p, bh, i, j);
-        z[j] = plain_logit<T>(p, bh, i, j, score[j], same);
+        z[j] = plain_logit<T>(p, bh, i, j, score[j], r16);
         m = std::max(m, z[j]);
       }
       T total = p.sinks.empty() ? T(0) : std::exp(static_cast<T>(p.sink_of(bh)) - m);
@@ -53,30 +62,35 @@ template <class T> PlainGrads plain_backward(const Problem& p, bool d_from_p = f
       T D = 0;
       for (int64_t j = 0; j < sh.kv_len; ++j) {
         if (!p.visible(bh, i, j)) continue;
-        w[j] /= total;  // now P
+        w[j] = r16(w[j] / total);  // now P
         T acc = 0;
         for (int64_t c = 0; c < sh.value_dim; ++c)
           acc += static_cast<T>(p.dout[p.out_at(bh, i, c)]) * static_cast<T>(p.v[p.v_at(kv, j, c)]);
-        dp[j] = acc;
-        if (d_from_p) D += w[j] * acc;
+        dp[j] = r16(acc);
+        if (d_from_p) D += w[j] * dp[j];
       }
       if (!d_from_p)
         for (int64_t c = 0; c < sh.value_dim; ++c)
           D += static_cast<T>(p.dout[p.out_at(bh, i, c)]) * static_cast<T>(fwd.out[p.out_at(bh, i, c)]);
+      D = r16(D);
       for (int64_t j = 0; j < sh.kv_len; ++j) {
         if (!p.visible(bh, i, j)) continue;
-        T ds = w[j] * (dp[j] - D);
+        T ds = r16(w[j] * r16(dp[j] - D));
         if (p.softcap > 0) {
-          const T th = std::tanh(score[j] / static_cast<T>(p.softcap));
-          ds *= T(1) - th * th;
+          const T th = r16(std::tanh(r16(score[j]) / static_cast<T>(p.softcap)));
+          ds = r16(ds * r16(T(1) - th * th));
         }
         for (int64_t d = 0; d < sh.head_dim; ++d) {
           dq[p.q_at(bh, i, d)] += scale * ds * static_cast<T>(p.k[p.k_at(kv, j, d)]);
-          dk[p.k_at(kv, j, d)] += scale * ds * static_cast<T>(p.q[p.q_at(bh, i, d)]);
+          hk[j * sh.head_dim + d] += scale * ds * static_cast<T>(p.q[p.q_at(bh, i, d)]);
         }
         for (int64_t c = 0; c < sh.value_dim; ++c)
-          dv[p.v_at(kv, j, c)] += w[j] * static_cast<T>(p.dout[p.out_at(bh, i, c)]);
+          hv[j * sh.value_dim + c] += w[j] * static_cast<T>(p.dout[p.out_at(bh, i, c)]);
       }
+    }
+    for (int64_t j = 0; j < sh.kv_len; ++j) {
+      for (int64_t d = 0; d < sh.head_dim; ++d) dk[p.k_at(kv, j, d)] += r16(hk[j * sh.head_dim + d]);
+      for (int64_t c = 0; c < sh.value_dim; ++c) dv[p.v_at(kv, j, c)] += r16(hv[j * sh.value_dim + c]);
     }
   }
   PlainGrads g;
