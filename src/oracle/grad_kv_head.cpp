@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "oracle/bound_arithmetic.h"
@@ -44,7 +45,7 @@ double overflow_threshold(DType t) {
 // One kv head's keys and values, as the row loops read them (Lk existing keys).
 template <class H> struct KvHead {
   int64_t Lk = 0;
-  std::vector<H> kt, k, vt;          // K^T [D][Lk], K [Lk][D], V^T [Dv][Lk]
+  std::vector<H> kt, k, vt, v;       // K^T [D][Lk], K [Lk][D], V^T [Dv][Lk], V [Lk][Dv]
   std::vector<double> akt, ak, avt;  // |K^T|, |K|, |V^T|
   std::vector<double> k_abs_sum, v_abs_sum;  // [Lk]: sum_d |k_jd|, sum_c |v_jc|
 };
@@ -56,6 +57,7 @@ template <class H> KvHead<H> load_kv_head(const Problem& p, int64_t kv_bh, int64
   h.kt.assign(D * Lk, 0);
   h.k.assign(Lk * D, 0);
   h.vt.assign(Dv * Lk, 0);
+  h.v.assign(Lk * Dv, 0);
   h.akt.assign(D * Lk, 0.0);
   h.ak.assign(Lk * D, 0.0);
   h.avt.assign(Dv * Lk, 0.0);
@@ -70,12 +72,24 @@ template <class H> KvHead<H> load_kv_head(const Problem& p, int64_t kv_bh, int64
     }
     for (int64_t c = 0; c < Dv; ++c) {
       const double x = p.v[p.v_at(kv_bh, j, c)];
-      h.vt[c * Lk + j] = static_cast<H>(x);
+      h.vt[c * Lk + j] = h.v[j * Dv + c] = static_cast<H>(x);
       h.avt[c * Lk + j] = std::abs(x);
       h.v_abs_sum[j] += std::abs(x);
     }
   }
   return h;
+}
+
+// sum_t x_t y_t, two accumulators (the x87 path).
+template <class H> H dot(const H* x, const H* y, int64_t n) {
+  H acc0 = 0, acc1 = 0;
+  int64_t t = 0;
+  for (; t + 1 < n; t += 2) {
+    acc0 += x[t] * y[t];
+    acc1 += x[t + 1] * y[t + 1];
+  }
+  if (t < n) acc0 += x[t] * y[t];
+  return acc0 + acc1;
 }
 
 bool finite_row(const double* x, int64_t n) {
@@ -87,6 +101,9 @@ bool finite_row(const double* x, int64_t n) {
 }  // namespace
 
 template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracleResult& g) {
+  // x87 long double: the row's products as dot products, accumulators in
+  // registers (storing a long double is slow); double: axpys, which vectorise.
+  constexpr bool kX87 = std::is_same_v<H, long double>;
   const Shape& sh = p.shape;
   const int64_t KVH = sh.kv_head_count(), G = sh.heads / KVH;
   const int64_t b = kv_bh / KVH, kvh = kv_bh % KVH;
@@ -151,7 +168,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
     gv[j] = gamma(static_cast<double>(seen_by[j]) + 1, dt.u) + group16;
   }
 
-  std::vector<H> s(Lk), dp(Lk), dq(D);
+  std::vector<H> s(Lk), dp(Lk), dq(D), qh(D), gh(Dv);
   std::vector<double> a(Lk), adp(Lk), bq(D);
   std::vector<int64_t> keys;
   std::vector<H> z, w, pw, ds;
@@ -169,6 +186,8 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       }
       const double* qr = &p.q[p.q_at(bh, i, 0)];
       const double* gr = &p.dout[p.out_at(bh, i, 0)];
+      for (int64_t d = 0; d < D; ++d) qh[d] = static_cast<H>(qr[d]);
+      for (int64_t c = 0; c < Dv; ++c) gh[c] = static_cast<H>(gr[c]);
       const double* orow = &fwd.exact[p.out_at(bh, i, 0)];
       const double* obound = &fwd.bound[p.out_at(bh, i, 0)];
       // The row's dot products with every existing key: q . k_j and sum_d |q_d k_jd|,
@@ -182,8 +201,13 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         q_abs += aq;
         const H* kt = &kv.kt[d * Lk];
         const double* akt = &kv.akt[d * Lk];
-        for (int64_t j = 0; j < Lk; ++j) s[j] += qd * kt[j];
+        if constexpr (!kX87) {
+          for (int64_t j = 0; j < Lk; ++j) s[j] += qd * kt[j];
+        }
         for (int64_t j = 0; j < Lk; ++j) a[j] += aq * akt[j];
+      }
+      if constexpr (kX87) {
+        for (int64_t j = 0; j < Lk; ++j) s[j] = dot<H>(qh.data(), &kv.k[j * D], D);
       }
       std::fill(dp.begin(), dp.end(), H(0));
       std::fill(adp.begin(), adp.end(), 0.0);
@@ -197,8 +221,13 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         via_o += ag * obound[c] / kBoundSafetyFactor;  // out's error: the forward bound's own terms
         const H* vt = &kv.vt[c * Lk];
         const double* avt = &kv.avt[c * Lk];
-        for (int64_t j = 0; j < Lk; ++j) dp[j] += gc * vt[j];
+        if constexpr (!kX87) {
+          for (int64_t j = 0; j < Lk; ++j) dp[j] += gc * vt[j];
+        }
         for (int64_t j = 0; j < Lk; ++j) adp[j] += ag * avt[j];
+      }
+      if constexpr (kX87) {
+        for (int64_t j = 0; j < Lk; ++j) dp[j] = dot<H>(gh.data(), &kv.v[j * Dv], Dv);
       }
       // The backward's domain: dP_j and D (and so dS_j) for every existing key,
       // hidden ones too (dense kernels form them all), below half of the
@@ -331,8 +360,23 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         const double wq = dds[t] + gq * ds_abs[t];
         const H* kr = &kv.k[j * D];
         const double* akr = &kv.ak[j * D];
-        for (int64_t d = 0; d < D; ++d) dq[d] += dsj * kr[d];
+        if constexpr (!kX87) {
+          for (int64_t d = 0; d < D; ++d) dq[d] += dsj * kr[d];
+        }
         for (int64_t d = 0; d < D; ++d) bq[d] += wq * akr[d];
+      }
+      if constexpr (kX87) {  // dq_d = sum_j dS_j k_jd along K^T's rows
+        for (int64_t d = 0; d < D; ++d) {
+          const H* kt = &kv.kt[d * Lk];
+          H acc0 = 0, acc1 = 0;
+          int64_t t = 0;
+          for (; t + 1 < n; t += 2) {
+            acc0 += ds[t] * kt[keys[t]];
+            acc1 += ds[t + 1] * kt[keys[t + 1]];
+          }
+          if (t < n) acc0 += ds[t] * kt[keys[t]];
+          dq[d] = acc0 + acc1;
+        }
       }
       const double flush_q = (static_cast<double>(n) + 2) * dt.tiny * std::max(1.0, asig);
       for (int64_t d = 0; d < D; ++d) {
