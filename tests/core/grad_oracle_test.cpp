@@ -361,6 +361,46 @@ TEST(GradOracle, BoundHoldsAndIsApproachedByPlainBackward) {
       }
 }
 
+// The zoo's backward faults, in a plain float backward, flagged in every f32
+// case where the fault itself (the same faulty backward in double) moves a
+// gradient by more than 4 bounds; and detectable in most cases that use
+// what the fault gets wrong.
+TEST(GradOracle, BackwardFaultsAreFlagged) {
+  using testing::BackwardFault;
+  struct Case {
+    const char* name;
+    BackwardFault fault;
+    FeatureBits force;
+  };
+  const Case faults[] = {{"no_rowsum", BackwardFault::no_rowsum, 0},
+                         {"dq_unscaled", BackwardFault::dq_unscaled, 0},
+                         {"gqa_first_head", BackwardFault::gqa_first_head, ATTNCHECK_FEATURE_GQA},
+                         {"dv_unnormalised", BackwardFault::dv_unnormalised, 0},
+                         {"softcap_derivative_dropped", BackwardFault::softcap_derivative_dropped,
+                          ATTNCHECK_FEATURE_SOFTCAP}};
+  for (const Case& f : faults) {
+    int64_t detectable = 0, flagged = 0, cases = 0;
+    for (uint64_t s = 0; s < 40; ++s) {
+      const Problem p = grad_problem(DType::f32, base_seed() + 53 * s, kV2Drawn, f.force, 24, 16);
+      const GradOracleResult g = grad_oracle(p);
+      const testing::PlainGrads big = testing::plain_backward<double>(p, false, false, f.fault);
+      const testing::PlainGrads small = testing::plain_backward<float>(p, false, false, f.fault);
+      Ratios shift, seen;
+      shift.add(g, big);
+      seen.add(g, small);
+      ++cases;
+      if (shift.worst > 4) {
+        ++detectable;
+        flagged += seen.worst > 1;
+        EXPECT_GT(seen.worst, 1) << f.name << ": " << p.header();
+      }
+    }
+    std::printf("fault %s: flagged in %lld of %lld detectable f32 cases (of %lld)\n", f.name,
+                static_cast<long long>(flagged), static_cast<long long>(detectable), static_cast<long long>(cases));
+    EXPECT_GE(detectable, cases / 2) << f.name;
+  }
+}
+
 // B1 H8 L1024 D64 in seconds (the brief's size; f32 and f64).
 TEST(GradOracle, LargeProblemInSeconds) {
   for (DType t : {DType::f32, DType::f64}) {

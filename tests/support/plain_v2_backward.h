@@ -34,7 +34,15 @@ struct PlainGrads {
   std::vector<double> dq, dk, dv;
 };
 
-template <class T> PlainGrads plain_backward(const Problem& p, bool d_from_p = false, bool eager16 = false) {
+// One backward fault (the zoo's, for the bound's sharpness tests): dS without
+// the rowsum term (D = 0), dq without the scale, dk/dv of a GQA group from its
+// first query head only, dV from the unnormalised weights exp(z - max), the
+// soft-cap's derivative left out.
+enum class BackwardFault { none, no_rowsum, dq_unscaled, gqa_first_head, dv_unnormalised, softcap_derivative_dropped };
+
+template <class T>
+PlainGrads plain_backward(const Problem& p, bool d_from_p = false, bool eager16 = false,
+                          BackwardFault fault = BackwardFault::none) {
   const Shape& sh = p.shape;
   const PlainResult fwd = plain_two_pass<T>(p, eager16);
   std::vector<T> dq(sh.q_size(), 0), dk(sh.k_size(), 0), dv(sh.v_size(), 0);
@@ -45,6 +53,7 @@ template <class T> PlainGrads plain_backward(const Problem& p, bool d_from_p = f
   std::vector<T> score(sh.kv_len), z(sh.kv_len), w(sh.kv_len), dp(sh.kv_len);
   for (int64_t bh = 0; bh < sh.batch * sh.heads; ++bh) {
     const int64_t kv = p.kv_of(bh);
+    const bool first_of_group = (bh % sh.heads) % (sh.heads / sh.kv_head_count()) == 0;
     std::fill(hk.begin(), hk.end(), T(0));
     std::fill(hv.begin(), hv.end(), T(0));
     for (int64_t i = 0; i < sh.q_len; ++i) {
@@ -72,22 +81,24 @@ template <class T> PlainGrads plain_backward(const Problem& p, bool d_from_p = f
       if (!d_from_p)
         for (int64_t c = 0; c < sh.value_dim; ++c)
           D += static_cast<T>(p.dout[p.out_at(bh, i, c)]) * static_cast<T>(fwd.out[p.out_at(bh, i, c)]);
-      D = r16(D);
+      D = fault == BackwardFault::no_rowsum ? T(0) : r16(D);
       for (int64_t j = 0; j < sh.kv_len; ++j) {
         if (!p.visible(bh, i, j)) continue;
         T ds = r16(w[j] * r16(dp[j] - D));
-        if (p.softcap > 0) {
+        if (p.softcap > 0 && fault != BackwardFault::softcap_derivative_dropped) {
           const T th = r16(std::tanh(r16(score[j]) / static_cast<T>(p.softcap)));
           ds = r16(ds * r16(T(1) - th * th));
         }
         for (int64_t d = 0; d < sh.head_dim; ++d) {
-          dq[p.q_at(bh, i, d)] += scale * ds * static_cast<T>(p.k[p.k_at(kv, j, d)]);
+          dq[p.q_at(bh, i, d)] += (fault == BackwardFault::dq_unscaled ? T(1) : scale) * ds * static_cast<T>(p.k[p.k_at(kv, j, d)]);
           hk[j * sh.head_dim + d] += scale * ds * static_cast<T>(p.q[p.q_at(bh, i, d)]);
         }
         for (int64_t c = 0; c < sh.value_dim; ++c)
-          hv[j * sh.value_dim + c] += w[j] * static_cast<T>(p.dout[p.out_at(bh, i, c)]);
+          hv[j * sh.value_dim + c] += (fault == BackwardFault::dv_unnormalised ? w[j] * total : w[j]) *
+                                      static_cast<T>(p.dout[p.out_at(bh, i, c)]);
       }
     }
+    if (fault == BackwardFault::gqa_first_head && !first_of_group) continue;
     for (int64_t j = 0; j < sh.kv_len; ++j) {
       for (int64_t d = 0; d < sh.head_dim; ++d) dk[p.k_at(kv, j, d)] += r16(hk[j * sh.head_dim + d]);
       for (int64_t c = 0; c < sh.value_dim; ++c) dv[p.v_at(kv, j, c)] += r16(hv[j * sh.value_dim + c]);
