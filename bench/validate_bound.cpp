@@ -177,11 +177,18 @@ void ensure_dout(Problem& p, uint64_t seed) {
         p.dout[p.out_at(bh, i, c)] = p.row_exists(bh, i) ? round_to(p.dtype, n(rng)) : NAN;
 }
 
-double grad_worst_ratio(const Problem& p, const GradOracleResult& g, const std::vector<double>& dq,
-                        const std::vector<double>& dk, const std::vector<double>& dv) {
+// The worst ratio error/bound over dq, dk and dv; the first violations are
+// printed to stderr with their case (what a new violation needs to be looked at).
+double grad_worst_ratio(long case_number, const std::string& who, const Problem& p, const GradOracleResult& g,
+                        const std::vector<double>& dq, const std::vector<double>& dk, const std::vector<double>& dv) {
   Outcome o;
   o.dq = dq, o.dk = dk, o.dv = dv;
   const GradComparison c = compare_grads_to_oracle(p, g, o);
+  static int shown = 0;
+  if (!c.ok() && shown < 12) {
+    ++shown;
+    std::fprintf(stderr, "violation (case %ld): %s on %s: %s\n", case_number, who.c_str(), p.header().c_str(), c.message().c_str());
+  }
   return std::max({c.dq.worst_ratio, c.dk.worst_ratio, c.dv.worst_ratio});
 }
 
@@ -360,6 +367,10 @@ int main(int argc, char** argv) {
       gg.min_q_len = gg.max_q_len = many_keys ? 2 : 4096;
     }
     Problem p = sample_problem(gg, seed * 23 + c, long_case ? 100 : static_cast<int>(c % 101));
+    // ATTNCHECK_GRAD_CASE=N: case N alone, described in full (to look at a violation).
+    const char* only = std::getenv("ATTNCHECK_GRAD_CASE");
+    if (only && std::atol(only) != c) continue;
+    if (only) std::fprintf(stderr, "%s\n", p.describe(100000).c_str());
     ensure_dout(p, seed * 23 + c);
     const GradOracleResult go = grad_oracle(p);
     const std::string key = std::string(dtype_name(p.dtype)) + (long_case ? "/4096" : "");
@@ -368,7 +379,7 @@ int main(int argc, char** argv) {
       const Outcome out = impl->run(p);
       if (out.status != CallStatus::ok) { std::fprintf(stderr, "%s: %s\n", impl->name().c_str(), out.message.c_str()); return 1; }
       ++grad_builtin_runs;
-      record(grad_tallies, impl->name() + "/" + key, grad_worst_ratio(p, go, out.dq, out.dk, out.dv));
+      record(grad_tallies, impl->name() + "/" + key, grad_worst_ratio(c, impl->name(), p, go, out.dq, out.dk, out.dv));
     }
     for (int variant = 0; variant < 4; ++variant) {
       const bool via_p = variant % 2 == 1, eager16 = variant >= 2;
@@ -377,7 +388,7 @@ int main(int argc, char** argv) {
                                         ? testing::plain_backward<double>(p, via_p)
                                         : testing::plain_backward<float>(p, via_p, eager16);
       const char* name = variant == 0 ? "plain-bwd-o/" : variant == 1 ? "plain-bwd-p/" : variant == 2 ? "plain-eager16-o/" : "plain-eager16-p/";
-      record(grad_tallies, std::string(name) + key + (p.lse_requested ? "/lse" : ""), grad_worst_ratio(p, go, x.dq, x.dk, x.dv));
+      record(grad_tallies, std::string(name) + key + (p.lse_requested ? "/lse" : ""), grad_worst_ratio(c, name, p, go, x.dq, x.dk, x.dv));
     }
     if (p.dtype == DType::f64) (p.lse_requested ? grad_offset_lse : grad_offset).add(p, go);
   }

@@ -19,8 +19,10 @@ std::string short_num(double x) {
 }
 
 // One tensor, as compare_to_oracle judges out: elements with a finite bound;
-// an inf where |exact| + bound reaches the dtype's overflow threshold counts as
-// its largest value of that sign. Missing gradients (a wrong size) count as
+// an inf counts as the dtype's largest value of its sign where the allowed
+// interval [exact - bound, exact + bound] reaches the overflow threshold on
+// that side (as compare_lse_to_oracle: a gradient's bound may be wider than
+// its value, and a correct result then rounds to either inf). Missing gradients (a wrong size) count as
 // every judged element wrong.
 Comparison compare_one(const Problem& p, const std::vector<double>& exact, const std::vector<double>& bound,
                        const std::vector<double>& got) {
@@ -34,7 +36,7 @@ Comparison compare_one(const Problem& p, const std::vector<double>& exact, const
     double ratio = kInf;
     if (sized) {
       double x = got[k];
-      if (std::isinf(x) && std::abs(exact[k]) + bound[k] >= overflow && (x > 0) == (exact[k] > 0))
+      if (std::isinf(x) && (x > 0 ? exact[k] + bound[k] >= overflow : exact[k] - bound[k] <= -overflow))
         x = std::copysign(top, x);
       const double err = std::abs(x - exact[k]);
       if (std::isnan(err)) ratio = kInf;

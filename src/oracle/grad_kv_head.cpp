@@ -144,10 +144,13 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       int64_t n = 0;
       for (int64_t j = 0; j < Lk; ++j) n += p.visible(bh, i, j);
       row_keys[hh * sh.q_len + i] = n;
+      // A row that sees no key is still formed by a dense kernel and masked
+      // afterwards: where its products are not representable, or its dout not
+      // finite, it may put NaN into every key (0 * NaN) like a row outside the domain.
       RowKind k = RowKind::judged;
-      if (n == 0) k = RowKind::empty;
-      else if (!fwd.row_in_domain[bh * sh.q_len + i] || !finite_row(&p.dout[p.out_at(bh, i, 0)], Dv))
-        k = RowKind::outside;
+      if (!finite_row(&p.dout[p.out_at(bh, i, 0)], Dv)) k = RowKind::outside;
+      else if (n == 0) k = row_representable(p, bh, i) ? RowKind::empty : RowKind::outside;
+      else if (!fwd.row_in_domain[bh * sh.q_len + i]) k = RowKind::outside;
       kind[hh * sh.q_len + i] = k;
       any_outside |= k == RowKind::outside;
       if (k == RowKind::judged)
@@ -162,6 +165,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
   // gamma of each key's sums over the rows that see it; with 16-bit storage
   // and a group, each query head's dk/dv may be stored before the group's sum.
   const double group16 = sixteen && G > 1 ? dt.u16 : 0.0;
+  const double group16_floor = sixteen && G > 1 ? static_cast<double>(G) * dt.weight_step : 0.0;  // below normals
   std::vector<double> gk(Lk), gv(Lk);
   for (int64_t j = 0; j < Lk; ++j) {
     gk[j] = gamma(static_cast<double>(seen_by[j]) + 3, dt.u) + group16;
@@ -180,7 +184,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
     for (int64_t i = 0; i < sh.q_len; ++i) {
       const RowKind k = i < Lq ? kind[hh * sh.q_len + i] : RowKind::padding;
       const double dq_value = k == RowKind::outside ? kNaN : 0.0;
-      if (k != RowKind::judged) {
+      if (k != RowKind::judged && k != RowKind::empty) {
         for (int64_t d = 0; d < D; ++d) g.dq[p.q_at(bh, i, d)] = dq_value, g.dq_bound[p.q_at(bh, i, d)] = kInf;
         continue;
       }
@@ -235,9 +239,10 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       bool inside = true;
       const double dp_limit = std::min(half_compute, half_store);
       for (int64_t j = 0; j < Lk && inside; ++j) inside = (adp[j] + go_abs) * slack < dp_limit;
-      if (!inside) {
-        any_outside = true;
-        for (int64_t d = 0; d < D; ++d) g.dq[p.q_at(bh, i, d)] = kNaN, g.dq_bound[p.q_at(bh, i, d)] = kInf;
+      if (!inside) any_outside = true;
+      if (!inside || k == RowKind::empty) {  // an empty row: dq is 0 by the ABI, judged by a law
+        for (int64_t d = 0; d < D; ++d)
+          g.dq[p.q_at(bh, i, d)] = inside ? 0.0 : kNaN, g.dq_bound[p.q_at(bh, i, d)] = kInf;
         continue;
       }
 
@@ -383,7 +388,8 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         const double exact = static_cast<double>(sigma * dq[d]);
         const double sums = asig * bq[d];
         const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + flush_q;
-        const bool representable = sums / gq < half_compute && std::abs(exact) < overflow;
+        // Partial sums formed before or after the scale multiplies (a scale of 0 does not save dS K from overflowing).
+        const bool representable = std::max(1.0, asig) * bq[d] / gq < half_compute && std::abs(exact) < overflow;
         g.dq[p.q_at(bh, i, d)] = exact;
         g.dq_bound[p.q_at(bh, i, d)] = representable ? factor * B + store * std::abs(exact) : kInf;
       }
@@ -421,8 +427,9 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       }
       const double exact = static_cast<double>(sigma * dk[j * D + d]);
       const double sums = asig * bk[j * D + d];
-      const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + flush * std::max(1.0, asig);
-      const bool representable = sums / gk[j] < half_compute && std::abs(exact) < overflow;
+      const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + group16_floor + flush * std::max(1.0, asig);
+      const bool representable =
+          std::max(1.0, asig) * bk[j * D + d] / gk[j] < half_compute && std::abs(exact) < overflow;
       g.dk[at] = exact;
       g.dk_bound[at] = representable ? factor * B + store * std::abs(exact) : kInf;
     }
@@ -435,7 +442,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       }
       const double exact = static_cast<double>(dv[j * Dv + c]);
       const double sums = bv[j * Dv + c];
-      const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + flush;
+      const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + group16_floor + flush;
       const bool representable = sums / gv[j] < half_compute && std::abs(exact) < overflow;
       g.dv[at] = exact;
       g.dv_bound[at] = representable ? factor * B + store * std::abs(exact) : kInf;

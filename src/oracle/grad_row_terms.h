@@ -48,9 +48,13 @@ inline double weight_error(const Arithmetic& dt, double p, double e, double l, d
 // product in any order, gamma(Dv) sum_c |dO_c v_jc| (abs_dp), dP stored in 16
 // bits, and flushes: each product below tiny, a subnormal input flushed
 // (|dO_c v_jc| loses at most tiny |v_jc| or tiny |dO_c|).
+// Every value stored in 16 bits is also off by up to half the format's
+// smallest subnormal where it falls below the normal range (weight_step, 0
+// for f32 and f64): the relative u16 says nothing there.
 inline double dp_error(const Arithmetic& dt, double Dv, double dp, double abs_dp, double dout_abs_sum,
                        double v_abs_sum) {
-  return gamma(Dv, dt.u) * abs_dp + dt.u16 * std::abs(dp) + dt.tiny * (Dv + dout_abs_sum + v_abs_sum);
+  return gamma(Dv, dt.u) * abs_dp + dt.u16 * std::abs(dp) + dt.weight_step +
+         dt.tiny * (Dv + dout_abs_sum + v_abs_sum);
 }
 
 // |D~ - D| for D = sum_c dO_c o_c = sum_j p_j dP_j. A correct backward forms it
@@ -63,7 +67,7 @@ inline double dp_error(const Arithmetic& dt, double Dv, double dp, double abs_dp
 //    (the caller sums these: via_p);
 // and 16-bit storage of D.
 inline double d_error(const Arithmetic& dt, double via_o, double via_p, double D) {
-  return std::max(via_o, via_p) + dt.u16 * std::abs(D);
+  return std::max(via_o, via_p) + dt.u16 * std::abs(D) + dt.weight_step;
 }
 
 // |dZ~_j - dZ_j| for dZ_j = p_j (dP_j - D), the logit's gradient. The
@@ -73,9 +77,11 @@ inline double d_error(const Arithmetic& dt, double via_o, double via_p, double D
 //   dp_j (|dP_j - D| + ddP_j + dD)    the weight's error times the computed difference
 //   + p_j (ddP_j + dD)               the operands' errors
 //   + 2 (u + u16) |dZ_j|             the subtraction and the product, each rounded and stored
+//   (+ 2 weight_step: both stored below 16-bit normals)
 // with |dP_j - D| (diff_abs) and |dZ_j| from the exact values.
 inline double dz_error(const Arithmetic& dt, double p, double dp, double diff_abs, double ddp, double dD) {
-  return dp * (diff_abs + ddp + dD) + p * (ddp + dD) + 2 * (dt.u + dt.u16) * p * diff_abs + dt.tiny;
+  return dp * (diff_abs + ddp + dD) + p * (ddp + dD) + 2 * (dt.u + dt.u16) * p * diff_abs + 2 * dt.weight_step +
+         dt.tiny;
 }
 
 // The soft-cap's derivative: dS_j = dZ_j * t_j with t_j = 1 - tanh^2(s_j / C)
@@ -91,11 +97,12 @@ struct SoftcapTerm {
 inline SoftcapTerm softcap_derivative_error(const Arithmetic& ar, double cap, double score, double score_err,
                                             double th, double t) {
   const double dx = (score_err + (2 * ar.u + ar.u16) * std::abs(score)) / cap;
-  const double dth = t * dx + (oracle_detail::kTanhUlps + 1) * ar.u * std::abs(th) + ar.u16 * std::abs(th);
-  return {t, std::min(2 * std::abs(th) * dth + dth * dth + 3 * ar.u + ar.u16, 1.0)};
+  const double dth =
+      t * dx + (oracle_detail::kTanhUlps + 1) * ar.u * std::abs(th) + ar.u16 * std::abs(th) + ar.weight_step;
+  return {t, std::min(2 * std::abs(th) * dth + dth * dth + 3 * ar.u + ar.u16 + ar.weight_step, 1.0)};
 }
 inline double ds_error(const Arithmetic& ar, double dz_err, double dz_abs, const SoftcapTerm& sc) {
-  return dz_err * (sc.t + sc.dt) + dz_abs * sc.dt + (ar.u + ar.u16) * dz_abs * sc.t + ar.tiny;
+  return dz_err * (sc.t + sc.dt) + dz_abs * sc.dt + (ar.u + ar.u16) * dz_abs * sc.t + ar.weight_step + ar.tiny;
 }
 
 }  // namespace attncheck::grad_detail

@@ -210,12 +210,15 @@ TEST(GradOracle, BoundIsInfiniteExactlyWhereNotJudged) {
     }
     // A row outside the domain (a non-finite q) takes its dq and its kv head's
     // dk and dv out of judgement; so does a non-finite dout row. The other head's dq stays judged.
-    for (int which = 0; which < 2; ++which) {
+    // So does a row that sees no key but whose products a dense kernel cannot
+    // hold (it forms them, then masks: 0 * NaN in every key's dk).
+    for (int which = 0; which < 3; ++which) {
       Problem bad = p;
       if (which == 0) bad.q[bad.q_at(1, 2, 0)] = kInf;
-      else bad.dout[bad.out_at(1, 2, 1)] = std::numeric_limits<double>::quiet_NaN();
+      else if (which == 1) bad.dout[bad.out_at(1, 2, 1)] = std::numeric_limits<double>::quiet_NaN();
+      else bad.q[bad.q_at(1, 1, 0)] = kInf;  // row 1 sees no key
       const GradOracleResult b = grad_oracle(bad);
-      EXPECT_EQ(b.dq_bound[bad.q_at(1, 2, 0)], kInf);
+      EXPECT_EQ(b.dq_bound[bad.q_at(1, which == 2 ? 1 : 2, 0)], kInf);
       EXPECT_TRUE(std::isfinite(b.dq_bound[bad.q_at(0, 2, 0)]));
       EXPECT_TRUE(std::isfinite(b.dq_bound[bad.q_at(1, 0, 0)]));
       for (double x : b.dk_bound) EXPECT_EQ(x, kInf);
