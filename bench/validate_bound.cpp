@@ -379,7 +379,8 @@ int main(int argc, char** argv) {
       const Outcome out = impl->run(p);
       if (out.status != CallStatus::ok) { std::fprintf(stderr, "%s: %s\n", impl->name().c_str(), out.message.c_str()); return 1; }
       ++grad_builtin_runs;
-      record(grad_tallies, impl->name() + "/" + key, grad_worst_ratio(c, impl->name(), p, go, out.dq, out.dk, out.dv));
+      record(grad_tallies, impl->name() + "/" + key + (p.lse_requested ? "/lse" : ""),
+             grad_worst_ratio(c, impl->name(), p, go, out.dq, out.dk, out.dv));
     }
     for (int variant = 0; variant < 4; ++variant) {
       const bool via_p = variant % 2 == 1, eager16 = variant >= 2;

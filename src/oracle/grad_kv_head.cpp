@@ -136,14 +136,13 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
 
   // Which rows are judged, and how many of them see each key (the length of dk's and dv's sums).
   std::vector<RowKind> kind(G * sh.q_len, RowKind::padding);
-  std::vector<int64_t> row_keys(G * sh.q_len, 0), seen_by(Lk, 0);
+  std::vector<int64_t> seen_by(Lk, 0);
   bool any_outside = false;
   for (int64_t hh = 0; hh < G; ++hh) {
     const int64_t bh = b * sh.heads + kvh * G + hh;
     for (int64_t i = 0; i < Lq; ++i) {
       int64_t n = 0;
       for (int64_t j = 0; j < Lk; ++j) n += p.visible(bh, i, j);
-      row_keys[hh * sh.q_len + i] = n;
       // A row that sees no key is still formed by a dense kernel and masked
       // afterwards: where its products are not representable, or its dout not
       // finite, it may put NaN into every key (0 * NaN) like a row outside the domain.
