@@ -404,10 +404,12 @@ TEST(GradOracle, BackwardFaultsAreFlagged) {
   }
 }
 
-// B1 H8 L1024 D64 in seconds (the brief's size; f32 and f64).
+// B1 H8 L1024 D64 in seconds (f32; f64's x87 path on 2 of the 8 heads, to keep
+// the suite short: the whole shape took 16 s on the shared 2-core machine).
 TEST(GradOracle, LargeProblemInSeconds) {
   for (DType t : {DType::f32, DType::f64}) {
-    Problem p = make_problem(t, {1, 8, 1024, 1024, 64, 64}, Causal::none);
+    const int64_t heads = t == DType::f64 ? 2 : 8;
+    Problem p = make_problem(t, {1, heads, 1024, 1024, 64, 64}, Causal::none);
     std::mt19937_64 rng(11);
     std::normal_distribution<double> n(0, 1);
     for (double& x : p.q) x = round_to(t, n(rng));
@@ -418,8 +420,9 @@ TEST(GradOracle, LargeProblemInSeconds) {
     const std::clock_t cpu = std::clock();
     const GradOracleResult g = grad_oracle(p);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("grad_oracle %s B1H8 L1024 D64: %.2f s (%.2f s of CPU time, every thread)\n",
-                std::string(dtype_name(t)).c_str(), secs, static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);
+    std::printf("grad_oracle %s B1H%lld L1024 D64: %.2f s (%.2f s of CPU time, every thread)\n",
+                std::string(dtype_name(t)).c_str(), static_cast<long long>(heads), secs,
+                static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);
     EXPECT_LT(secs, 60.0);
     EXPECT_TRUE(std::isfinite(g.dq_bound[0]));
   }
