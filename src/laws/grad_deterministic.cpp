@@ -3,8 +3,9 @@
 // different backward call on a problem of the same shape, as FlashAttention's
 // race-condition test asks of its deterministic mode.
 //
-// Catches: gradients accumulated into the output buffers (dk += ...: the
-// buffers hold different bits each call), reductions over query tiles whose
+// Catches: gradients accumulated onto stale results (dk += what an earlier
+// call left; onto attncheck's fresh poison the NaN repeats, and
+// grad_linear_in_dout and the others see it), reductions over query tiles whose
 // order depends on thread timing (atomic adds into dQ, dK, dV), scratch
 // memory read before it is written, state kept between calls.
 // Cannot catch: a backward that is wrong the same way every time; a
