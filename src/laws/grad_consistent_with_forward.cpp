@@ -165,7 +165,8 @@ Law law_grad_consistent_with_forward() {
   law.features = kEveryFeature;
   law.required = kBackwardFeature;
   law.cheap = false;  // a backward and four forward calls
-  law.check = [](Implementation& impl, const Problem& given) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem given = backward_of(drawn);
     if (!given.is_backward()) return Verdict::not_applicable("a forward problem (no dout): the law is about gradients");
     Problem p = given;
     p.dtype = DType::f64;  // every f32/f16/bf16 value is exact in f64

@@ -65,7 +65,8 @@ Law law_grad_deterministic() {
   law.statement = "the same backward call twice gives bitwise identical gradients, also after a different call in between";
   law.features = kEveryFeature;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& p) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
     Outcome first, second, scratch, third;
     if (auto bad = run_backward(impl, p, first)) return *bad;
     if (auto bad = run_backward(impl, p, second)) return *bad;

@@ -79,7 +79,8 @@ Law law_grad_empty_rows_zero() {
   law.statement = "dq of a row that sees no key, and dk and dv of a key no row sees, are exactly 0";
   law.features = kEveryFeature;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& base) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem base = backward_of(drawn);
     if (!base.is_backward()) return Verdict::not_applicable("a forward problem (no dout): the law is about gradients");
     const Shape& s = base.shape;
     std::vector<Problem> cases{base};

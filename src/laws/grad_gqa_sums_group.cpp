@@ -23,7 +23,8 @@ Law law_grad_gqa_sums_group() {
   law.statement = "a grouped call's dk and dv equal the group sums of the repeated-heads call's, its dq the same";
   law.features = kEveryFeature;
   law.required = kBackwardFeature | ATTNCHECK_FEATURE_GQA;
-  law.check = [](Implementation& impl, const Problem& p) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
     const Shape& s = p.shape;
     if (s.kv_head_count() == s.heads) return Verdict::not_applicable("kv_heads == heads");
     const Problem rep = with_kv_repeated(p);

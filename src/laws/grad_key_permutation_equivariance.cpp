@@ -49,7 +49,8 @@ Law law_grad_key_permutation_equivariance() {
   law.statement = "permuting the keys (K, V rows, mask and bias columns) permutes dk and dv the same way and leaves dq";
   law.features = kEveryFeature & ~ATTNCHECK_FEATURE_LENGTHS & ~ATTNCHECK_FEATURE_WINDOW & ~ATTNCHECK_FEATURE_ALIBI;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& given) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem given = backward_of(drawn);
     if (given.shape.kv_len < 2) return Verdict::not_applicable("a single key has no other order");
     if (!given.q_lens.empty() || !given.kv_lens.empty() || given.window_left >= 0 || given.window_right >= 0 ||
         !given.alibi_slopes.empty())

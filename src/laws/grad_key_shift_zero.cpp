@@ -41,7 +41,8 @@ Law law_grad_key_shift_zero() {
   law.statement = "the key gradients of each (batch, kv head) sum to zero over its keys (softmax ignores a common key shift)";
   law.features = kEveryFeature & ~ATTNCHECK_FEATURE_SOFTCAP & ~ATTNCHECK_FEATURE_SINKS;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& p) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
     if (p.softcap != 0 || !p.sinks.empty()) return Verdict::not_applicable("a soft-cap or sinks: a key shift moves the weights");
     GradRun run;
     if (auto bad = run_backward_bounded(impl, p, run, GradErrorModel{false, false})) return *bad;

@@ -33,7 +33,8 @@ Law law_grad_layout_invariance() {
   law.statement = "the same backward problem in dense BHSD, BSHD and padded strided layouts gives the same gradients";
   law.features = kEveryFeature;
   law.required = kBackwardFeature | ATTNCHECK_FEATURE_STRIDES;
-  law.check = [](Implementation& impl, const Problem& p) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
     const Problem dense = with_layouts(p, ViewLayouts{});
     const Problem strided = p.layouts.all_dense() ? with_layouts(p, flash_layouts()) : p;
     return equivalent_backward_calls(impl, dense, strided, "dense", "strided");

@@ -46,7 +46,8 @@ Law law_grad_linear_in_dout() {
   law.statement = "backward(a dout1 + b dout2) = a backward(dout1) + b backward(dout2), within each call's rounding";
   law.features = kEveryFeature;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& p) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
     if (!p.is_backward()) return Verdict::not_applicable("a forward problem (no dout): the law is about gradients");
     const Shape& s = p.shape;
     const uint64_t salt = problem_fingerprint(p);

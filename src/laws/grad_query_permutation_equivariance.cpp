@@ -46,7 +46,8 @@ Law law_grad_query_permutation_equivariance() {
   law.statement = "permuting the query rows (Q, dout, mask and bias rows) permutes dq the same way and leaves dk and dv";
   law.features = kEveryFeature & ~ATTNCHECK_FEATURE_LENGTHS & ~ATTNCHECK_FEATURE_WINDOW & ~ATTNCHECK_FEATURE_ALIBI;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& given) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem given = backward_of(drawn);
     if (given.shape.q_len < 2) return Verdict::not_applicable("a single query row has no other order");
     if (!given.is_backward()) return Verdict::not_applicable("a forward problem (no dout): the law is about gradients");
     if (!given.q_lens.empty() || !given.kv_lens.empty() || given.window_left >= 0 || given.window_right >= 0 ||

@@ -1,7 +1,11 @@
 #include "laws/grad_support.h"
 
 #include <cmath>
+#include <limits>
+#include <random>
 #include <sstream>
+
+#include "problem/transforms.h"
 
 namespace attncheck {
 
@@ -35,6 +39,19 @@ std::string grad_element(const Problem& p, GradTensor t, int64_t flat) {
   os << grad_tensor_name(t) << "[b=" << b << "][" << (t == GradTensor::dq ? "h=" : "kvh=") << h << "]["
      << (t == GradTensor::dq ? "i=" : "j=") << r << "][" << (t == GradTensor::dv ? "c=" : "d=") << c << "]";
   return os.str();
+}
+
+Problem backward_of(const Problem& p) {
+  if (p.is_backward()) return p;
+  Problem r = p;
+  const Shape& s = p.shape;
+  r.dout.assign(s.out_size(), std::numeric_limits<double>::quiet_NaN());
+  std::mt19937_64 rng(problem_fingerprint(p) ^ 0xd0d0ull);
+  std::normal_distribution<double> gauss;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < p.q_len_of(bh / s.heads); ++i)
+      for (int64_t c = 0; c < s.value_dim; ++c) r.dout[p.out_at(bh, i, c)] = round_to(p.dtype, gauss(rng));
+  return r;
 }
 
 std::optional<Verdict> run_backward(Implementation& impl, const Problem& p, Outcome& o) {

@@ -22,6 +22,14 @@ const std::vector<double>& bound_of(const GradBounds& b, GradTensor t);
 // dk ([batch][kv_heads][kv_len][head_dim]) or dv ([..][kv_len][value_dim]).
 std::string grad_element(const Problem& p, GradTensor t, int64_t flat);
 
+// The problem as a backward problem: p itself when it has a dout; else p with
+// a dout of unit Gaussians rounded to its dtype, drawn from its fingerprint
+// (NaN in padding rows), so that a gradient law given a forward problem (a
+// forward case file, a generator that draws none) judges the same backward
+// problem every time. The generators draw dout for the gradient laws
+// (GenOptions::required has kBackwardFeature): this is the fallback.
+Problem backward_of(const Problem& p);
+
 // Runs impl on the backward problem p: nullopt when the outcome is usable (out
 // and the three gradients filled, `o` holds them); else the verdict the law
 // returns (not applicable for a forward problem, unsupported, fault, fail).

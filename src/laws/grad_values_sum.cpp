@@ -32,7 +32,8 @@ Law law_grad_values_sum() {
   law.statement = "the value gradients of each (batch, kv head) sum to the dout of the rows that see a key";
   law.features = kEveryFeature & ~ATTNCHECK_FEATURE_SINKS;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& p) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
     if (!p.sinks.empty()) return Verdict::not_applicable("sinks: the weights of a row sum to less than one");
     GradRun run;
     if (auto bad = run_backward_bounded(impl, p, run, GradErrorModel{false, false})) return *bad;

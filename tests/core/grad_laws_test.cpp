@@ -12,6 +12,7 @@
 
 #include "diagnosis/diagnose.h"
 #include "driver/law_run.h"
+#include "laws/grad_support.h"
 #include "laws/law.h"
 #include "knobbed_plain_backward.h"
 #include "problem/generators.h"
@@ -177,17 +178,26 @@ TEST(GradLawsCatch, AccumulatedDk) {
   expect_caught("grad_linear_in_dout", f, DType::f32, "dk += the previous call's");
 }
 
-// A forward problem is never judged by a gradient law.
-TEST(GradLaws, ForwardProblemsAreNotApplicable) {
+// A forward problem is judged as the backward problem backward_of makes of
+// it: the same dout every time, unit Gaussians in the dtype, NaN in padding.
+TEST(GradLaws, ForwardProblemsGetADerivedDout) {
   PlainBackward impl;
   for (const std::string& name : kGradLaws) {
     const Law* law = find_law(name);
     ASSERT_NE(law, nullptr) << name;
     EXPECT_EQ(law->required & kBackwardFeature, kBackwardFeature) << name;
-    Problem p = draw_backward(*law, 5, DType::f32);
+    Problem p = draw_backward(*law, 5, DType::bf16);
     p.dout.clear();
     p.layouts.dout = p.layouts.dq = p.layouts.dk = p.layouts.dv = TensorLayout{};
-    EXPECT_NE(law->check(impl, p).status, VerdictStatus::pass) << name;
+    const Problem b = backward_of(p), again = backward_of(p);
+    ASSERT_TRUE(b.is_backward()) << name;
+    EXPECT_EQ(b.inconsistency(), "") << name;
+    for (std::size_t k = 0; k < b.dout.size(); ++k) {
+      const double x = b.dout[k], y = again.dout[k];
+      EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y)));
+      EXPECT_TRUE(std::isnan(x) || round_to(DType::bf16, x) == x);
+    }
+    EXPECT_EQ(law->check(impl, p).status, law->check(impl, b).status) << name;
   }
 }
 
