@@ -21,7 +21,8 @@ Law law_grad_matches_oracle() {
   law.statement = "every element of dq, dk and dv is within the derived error bound of the gradient oracle";
   law.features = kEveryFeature;
   law.required = kBackwardFeature;
-  law.check = [](Implementation& impl, const Problem& p) {
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
     Outcome o;
     if (auto bad = run_backward(impl, p, o)) return *bad;
     const GradComparison c = compare_grads_to_oracle(p, grad_oracle(p), o);
