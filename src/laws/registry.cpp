@@ -45,6 +45,7 @@ Law law_sink_equals_extra_key();
 Law law_bias_row_shift_invariance();
 Law law_lse_matches_oracle();
 // Gradients (backward problems; skipped for an implementation without backward).
+Law law_grad_matches_oracle();
 Law law_grad_key_shift_zero();
 Law law_grad_values_sum();
 Law law_grad_linear_in_dout();
@@ -95,6 +96,7 @@ const std::vector<Law>& all_laws() {
       law_sink_equals_extra_key(),
       law_bias_row_shift_invariance(),
       law_lse_matches_oracle(),
+      law_grad_matches_oracle(),
       law_grad_key_shift_zero(),
       law_grad_values_sum(),
       law_grad_linear_in_dout(),
