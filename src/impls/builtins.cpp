@@ -9,11 +9,11 @@ const std::vector<BuiltinInfo>& builtins() {
   using enum BuiltinKind;
   static const std::vector<BuiltinInfo> all = {
       {"reference", reference, "whole-matrix attention with Eigen: S = scale Q K^T, stable softmax, P V",
-       reference_forward, nullptr, reference_forward_v2, kAllFeatures},
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, reference_backward_v2},
       {"naive", reference, "the founding C# loops made correct: one query row at a time, scaled, max-subtracted",
-       naive_forward, nullptr, naive_forward_v2, kAllFeatures},
+       naive_forward, nullptr, naive_forward_v2, kAllFeatures, naive_backward_v2},
       {"online", reference, "tiled streaming softmax (FlashAttention order): running max, sum and rescaled output",
-       online_forward, nullptr, online_forward_v2, kAllFeatures},
+       online_forward, nullptr, online_forward_v2, kAllFeatures, online_backward_v2},
       {"seed_unscaled", zoo, "the founding layer: logits never divided by sqrt(head_dim)", seed_unscaled_forward},
       {"seed_softmax_bypass", zoo, "the founding \"fix\": softmax dropped, out = sum over visible keys of V * Q",
        seed_softmax_bypass_forward},
@@ -46,6 +46,21 @@ const std::vector<BuiltinInfo>& builtins() {
        sinks_ignored_forward, nullptr, sinks_ignored_forward_v2, kAllFeatures},
       {"lse_base2", zoo, "lse written as log2 of the softmax denominator instead of the natural log",
        lse_base2_forward, nullptr, lse_base2_forward_v2, kAllFeatures},
+      // The backward zoo: reference's forward, reference's backward with one fault.
+      {"grad_no_rowsum", zoo, "backward without the rowsum term: dS = P * dP instead of P * (dP - rowsum(dO * O))",
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, grad_no_rowsum_backward_v2},
+      {"grad_dq_unscaled", zoo, "backward: dQ = dS K without the softmax scale",
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, grad_dq_unscaled_backward_v2},
+      {"grad_gqa_first_head", zoo, "backward: a kv head's dK and dV from the first query head of its group, not the sum",
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, grad_gqa_first_head_backward_v2},
+      {"grad_dv_unnormalised", zoo, "backward: dV from exp(z - rowmax) without dividing by the row's sum",
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, grad_dv_unnormalised_backward_v2},
+      {"grad_nan_empty_rows", zoo, "backward: dq of a row that sees no key is NaN (0/0 of its empty normaliser), not 0",
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, grad_nan_empty_rows_backward_v2},
+      {"grad_softcap_derivative_dropped", zoo, "backward: the soft-cap's derivative 1 - tanh^2(s / softcap) left out of dS",
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, grad_softcap_derivative_dropped_backward_v2},
+      {"grad_dk_accumulated", zoo, "backward: dk += onto what the buffer held instead of overwritten",
+       reference_forward, nullptr, reference_forward_v2, kAllFeatures, grad_dk_accumulated_backward_v2},
   };
   return all;
 }

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "impls/builtins.h"
 #include "problem/call_layout.h"
@@ -18,15 +19,25 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   encode_call(problem, layout, region.get());
   char err[512] = {0};
   int rc = 0;
-  if (forward_v2_) {
-    const attncheck_call_v2 call = abi_call_v2(problem, layout, region.get());
-    rc = forward_v2_(&call, err, sizeof err);
-  } else {
+  if (!forward_v2_) {
     const attncheck_call call = abi_call(problem, layout, region.get());
     rc = forward_(&call, err, sizeof err);
+    err[sizeof err - 1] = 0;
+    return outcome_from_return(rc, err, problem, layout, region.get());
   }
+  const attncheck_call_v2 call = abi_call_v2(problem, layout, region.get());
+  rc = forward_v2_(&call, err, sizeof err);
   err[sizeof err - 1] = 0;
-  return outcome_from_return(rc, err, problem, layout, region.get());
+  Outcome forward = outcome_from_return(rc, err, problem, layout, region.get());
+  if (!problem.is_backward() || !backward_v2_ || forward.status != CallStatus::ok) return forward;
+  // A backward problem (declared: backward_v2_ is set): backward on the same
+  // region and call, with forward's own out and lse as its inputs.
+  const ForwardOutputs before = snapshot_forward_outputs(layout, region.get());
+  const attncheck_grad grad = abi_grad(problem, layout, region.get());
+  char grad_err[512] = {0};
+  rc = backward_v2_(&call, &grad, grad_err, sizeof grad_err);
+  grad_err[sizeof grad_err - 1] = 0;
+  return backward_outcome_from_return(rc, grad_err, problem, layout, region.get(), before, std::move(forward));
 }
 
 std::unique_ptr<Implementation> make_builtin(std::string_view name) {

@@ -20,6 +20,11 @@ int online_forward(const attncheck_call* call, char* err, size_t err_len);
 int reference_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 int naive_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 int online_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+// Their ABI v2 backward (attncheck_impl_v2::backward), with every feature:
+// reference with whole matrices, naive with loops, online as FlashAttention-2.
+int reference_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len);
+int naive_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len);
+int online_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len);
 
 // The zoo: each carries one known fault, for the laws to catch.
 int seed_unscaled_forward(const attncheck_call* call, char* err, size_t err_len);
@@ -54,5 +59,20 @@ int sinks_ignored_forward(const attncheck_call* call, char* err, size_t err_len)
 int sinks_ignored_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 int lse_base2_forward(const attncheck_call* call, char* err, size_t err_len);
 int lse_base2_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+
+// The backward zoo: reference's forward (correct) and reference's backward
+// with exactly one fault (impls/reference_backward.h's knobs).
+int grad_no_rowsum_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len);
+int grad_dq_unscaled_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len);
+int grad_gqa_first_head_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err,
+                                    size_t err_len);
+int grad_dv_unnormalised_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err,
+                                     size_t err_len);
+int grad_nan_empty_rows_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err,
+                                    size_t err_len);
+int grad_softcap_derivative_dropped_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err,
+                                                size_t err_len);
+int grad_dk_accumulated_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err,
+                                    size_t err_len);
 
 }  // namespace attncheck

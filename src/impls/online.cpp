@@ -28,29 +28,16 @@
 #include <vector>
 
 #include "impls/kernels.h"
+#include "impls/online_tiles.h"
 #include "impls/typed_call_v2.h"
 #include "parallel/parallel_for.h"
-
-// GCC and clang on x86-64: one clone per ISA, chosen by an ifunc resolver at
-// load time. ISA-only targets ("avx512f", not "arch=..."): the clones keep the
-// default tuning, so the ordinary inline functions they call (TypedCallV2's
-// accessors, std::min) still inline into them. Elsewhere, or with
-// -DATTNCHECK_NO_TARGET_CLONES, one version built with the build's flags.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ATTNCHECK_NO_TARGET_CLONES) && \
-    defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define ATTNCHECK_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef ATTNCHECK_VECTOR_CLONES
-#define ATTNCHECK_VECTOR_CLONES
-#endif
 
 namespace attncheck {
 namespace {
 
+using namespace online_tiles;
+
 constexpr int64_t kQueryTile = 16;  // query rows of one head sharing one pass over K and V
-constexpr int64_t kKeyTile = 32;    // keys per step; a compile-time trip count for the vector loops
 constexpr int64_t kHeadTile = 8;    // query heads of one GQA group sharing that pass (a larger group is cut in chunks)
 constexpr int64_t kBlockRows = kHeadTile * kQueryTile;
 
@@ -78,69 +65,6 @@ struct BlockScratch {
 struct Block {
   int64_t b = 0, kv_head = 0, h0 = 0, heads = 0, i0 = 0, rows = 0;
 };
-
-// The helpers below are always inlined, so that each ISA clone of
-// query_block compiles them with its own instruction set.
-#define ATTNCHECK_INLINE inline __attribute__((always_inline))
-
-// scores[jj] = q . k_jj for one query row over one key tile. k_t is the tile
-// transposed, [head_dim][kKeyTile], zero past the tile's real keys, so the
-// inner loop is a contiguous axpy (no reduction: vectorises without -ffast-math).
-// Four dimensions per pass over scores, added one after the other, so each
-// score sums q_d k_d in order d = 0, 1, ... as a plain loop would, with a
-// quarter of the loads and stores of scores.
-template <class T>
-ATTNCHECK_INLINE void tile_dot(const T* __restrict q, const T* __restrict k_t, int64_t head_dim, T* __restrict scores) {
-  for (int64_t jj = 0; jj < kKeyTile; ++jj) scores[jj] = 0;
-  int64_t d = 0;
-  for (; d + 4 <= head_dim; d += 4) {
-    const T q0 = q[d], q1 = q[d + 1], q2 = q[d + 2], q3 = q[d + 3];
-    const T* __restrict k0 = k_t + d * kKeyTile;
-    for (int64_t jj = 0; jj < kKeyTile; ++jj) {
-      T sum = scores[jj];
-      sum += q0 * k0[jj];
-      sum += q1 * k0[kKeyTile + jj];
-      sum += q2 * k0[2 * kKeyTile + jj];
-      sum += q3 * k0[3 * kKeyTile + jj];
-      scores[jj] = sum;
-    }
-  }
-  for (; d < head_dim; ++d) {
-    const T qd = q[d];
-    const T* __restrict kd = k_t + d * kKeyTile;
-    for (int64_t jj = 0; jj < kKeyTile; ++jj) scores[jj] += qd * kd[jj];
-  }
-}
-
-// acc[col] = acc[col] * alpha + sum_jj p[jj] * v[jj][col]: v holds `keys` rows
-// of [value_dim], row jj at v + jj * v_row (the view's row stride). Four keys
-// per pass over acc, added in key order as a plain loop would.
-template <class T>
-ATTNCHECK_INLINE void tile_accumulate(T* __restrict acc, T alpha, const T* __restrict p, const T* __restrict v,
-                                      int64_t v_row, int64_t keys, int64_t value_dim) {
-  for (int64_t col = 0; col < value_dim; ++col) acc[col] *= alpha;
-  int64_t jj = 0;
-  for (; jj + 4 <= keys; jj += 4) {
-    const T p0 = p[jj], p1 = p[jj + 1], p2 = p[jj + 2], p3 = p[jj + 3];
-    const T* __restrict v0 = v + jj * v_row;
-    const T* __restrict v1 = v0 + v_row;
-    const T* __restrict v2 = v1 + v_row;
-    const T* __restrict v3 = v2 + v_row;
-    for (int64_t col = 0; col < value_dim; ++col) {
-      T sum = acc[col];
-      sum += p0 * v0[col];
-      sum += p1 * v1[col];
-      sum += p2 * v2[col];
-      sum += p3 * v3[col];
-      acc[col] = sum;
-    }
-  }
-  for (; jj < keys; ++jj) {
-    const T pj = p[jj];
-    const T* __restrict vj = v + jj * v_row;
-    for (int64_t col = 0; col < value_dim; ++col) acc[col] += pj * vj[col];
-  }
-}
 
 // s[jj] holds q_i . k_(j0 + jj) for the kKeyTile keys of one tile; makes them
 // the logits of row i of head h: scaled, soft-capped, biased and ALiBi'd for

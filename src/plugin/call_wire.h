@@ -3,9 +3,13 @@
 // one (0: NULL), so the child rebases it onto its own mapping. Plain data of
 // fixed size, part of host::CallRequest (host_protocol.h).
 //
+// A backward call's gradient views (attncheck_grad) travel the same way.
+//
 // Example usage:
 //   parent: req.v2 = to_wire(abi_call_v2(p, layout, region.data()), region.data());
+//           req.grad = to_wire(abi_grad(p, layout, region.data()), region.data());
 //   child:  const attncheck_call_v2 call = from_wire(req.v2, base);
+//           const attncheck_grad grad = from_wire(req.grad, base);
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,11 @@ struct WireCallV2 {
   uint64_t lse = 0, q_lens = 0, kv_lens = 0, alibi_slopes = 0, sinks = 0;  // offset + 1, or 0
   int64_t window_left = -1, window_right = -1;
   double scale = 0, softcap = 0;
+};
+
+// attncheck_grad: dout (input), dq, dk, dv (outputs).
+struct WireGrad {
+  WireView dout, dq, dk, dv;
 };
 
 inline uint64_t wire_offset(const void* p, const uint8_t* base) {
@@ -102,6 +111,33 @@ inline attncheck_call_v2 from_wire(const WireCallV2& w, uint8_t* base) {
   c.scale = w.scale;
   c.softcap = w.softcap;
   return c;
+}
+
+inline WireGrad to_wire(const attncheck_grad& g, const uint8_t* base) {
+  WireGrad w;
+  auto view = [base](WireView& dst, const void* data, const int64_t* stride) {
+    dst.data = wire_offset(data, base);
+    for (int a = 0; a < 4; ++a) dst.stride[a] = stride[a];
+  };
+  view(w.dout, g.dout.data, g.dout.stride);
+  view(w.dq, g.dq.data, g.dq.stride);
+  view(w.dk, g.dk.data, g.dk.stride);
+  view(w.dv, g.dv.data, g.dv.stride);
+  return w;
+}
+
+inline attncheck_grad from_wire(const WireGrad& w, uint8_t* base) {
+  attncheck_grad g{};
+  g.dout.data = rebased<const uint8_t>(w.dout.data, base);
+  for (int a = 0; a < 4; ++a) g.dout.stride[a] = w.dout.stride[a];
+  auto out = [base](attncheck_out_view& dst, const WireView& src) {
+    dst.data = rebased<uint8_t>(src.data, base);
+    for (int a = 0; a < 4; ++a) dst.stride[a] = src.stride[a];
+  };
+  out(g.dq, w.dq);
+  out(g.dk, w.dk);
+  out(g.dv, w.dv);
+  return g;
 }
 
 }  // namespace attncheck::host

@@ -133,6 +133,7 @@ const attncheck_impl_v2* load_v2(void* sym, HelloMessage& hello) {
     hello.status = LoadStatus::null_forward;
     return nullptr;
   }
+  hello.has_backward = impl->backward ? 1 : 0;
   hello.status = LoadStatus::ok;
   copy_text(hello.text, sizeof hello.text, impl->name);
   return impl;
@@ -258,7 +259,16 @@ void run_host_child(const char* path, int sock, int region_fd) {
       mapped = req.region_size;
     }
 
-    if (req.abi == 2 && impl.v2) {
+    if (req.abi == 2 && impl.v2 && req.backward && !impl.v2->backward) {
+      reply.host_failed = 1;
+      std::snprintf(reply.err, sizeof reply.err, "host child got a backward call for a plugin without backward");
+      if (!send_all(sock, &reply, sizeof reply)) _exit(0);
+      continue;
+    } else if (req.abi == 2 && impl.v2 && req.backward) {
+      const attncheck_call_v2 call = from_wire(req.v2, base);
+      const attncheck_grad grad = from_wire(req.grad, base);
+      reply.rc = impl.v2->backward(&call, &grad, reply.err, sizeof reply.err);
+    } else if (req.abi == 2 && impl.v2) {
       const attncheck_call_v2 call = from_wire(req.v2, base);
       reply.rc = impl.v2->forward(&call, reply.err, sizeof reply.err);
     } else if (req.abi == 1 && impl.v1) {

@@ -10,6 +10,12 @@
 //                                    the shared region (see call_layout.h)
 //   child  -> parent  CallReply      forward's return code and err text
 //
+// A backward problem is two exchanges on the same region: the forward
+// request, then (when forward answered and its outputs decoded ok) a request
+// with `backward` set, which the child answers with backward's return code.
+// Between them the parent keeps forward's out and lse, which backward takes
+// as inputs and must leave as they are: the copy is out of the plugin's reach.
+//
 // A child that dies or stays silent past the time limit is reaped by the
 // parent and restarted for the next call (plugin_host.cpp).
 //
@@ -44,6 +50,7 @@ struct HelloMessage {
   LoadStatus status = LoadStatus::ok;
   uint32_t abi_version = 0;  // 1 or 2: the ABI the host calls the plugin through
   uint32_t features = 0;     // a v2 plugin's ATTNCHECK_FEATURE_* bits
+  int32_t has_backward = 0;  // 1: a v2 plugin whose `backward` is not NULL
   char text[1024] = {};
 };
 
@@ -54,6 +61,10 @@ struct CallRequest {
   int32_t region_fd_attached = 0;
   int32_t abi = 1;  // 2: the call is `v2`; 1: the fields below
   WireCallV2 v2;
+  // 1 (abi 2 only): call the plugin's backward on `v2` and `grad`, not forward;
+  // out and lse in the region hold what the forward call just wrote.
+  int32_t backward = 0;
+  WireGrad grad;
   // Offsets into the region (CallLayout) of a v1 call.
   uint64_t q = 0, k = 0, v = 0, mask = 0, out = 0;
   int32_t dtype = 0, causal = 0, has_mask = 0;
@@ -63,7 +74,7 @@ struct CallRequest {
 
 struct CallReply {
   int32_t host_failed = 0;  // 1: the child itself failed (err says why); rc is meaningless
-  int32_t rc = 0;
+  int32_t rc = 0;           // forward's (or, for a backward request, backward's) return code
   char err[512] = {};
 };
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "plugin/child_process.h"
 #include "plugin/host_protocol.h"
@@ -22,6 +25,28 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// A write into the byte `at` of the region, which no tensor or guard zone
+// claims (unclaimed_bytes.h), said for a report: past the last output zone,
+// between two output zones, or in an alignment gap between the inputs.
+std::string unclaimed_write(const CallLayout& l, long at) {
+  struct Zone { const char* name; std::size_t data_end, end; };
+  std::vector<Zone> zones = {{"out", l.out + l.out_bytes, l.guard_after + CallLayout::kGuardBytes}};
+  if (l.lse_bytes) zones.push_back({"lse", l.lse + l.lse_bytes, l.lse_guard_after + CallLayout::kGuardBytes});
+  if (l.backward)
+    for (auto [name, z] : {std::pair{"dq", &l.dq}, {"dk", &l.dk}, {"dv", &l.dv}})
+      zones.push_back({name, z->data + z->bytes, z->end()});
+  const std::size_t byte = static_cast<std::size_t>(at);
+  if (byte >= zones.back().end)
+    return "wrote " + std::to_string(byte - zones.back().data_end) + " bytes past the end of " + zones.back().name +
+           ", beyond its guard zone";
+  for (std::size_t i = 0; i + 1 < zones.size(); ++i)
+    if (byte >= zones[i].end && byte < zones[i + 1].end)
+      return std::string("wrote into the shared region between the guard zones of ") + zones[i].name + " and " +
+             zones[i + 1].name + " (byte " + std::to_string(at) + ")";
+  return "wrote into the shared region outside every tensor (byte " + std::to_string(at) +
+         ", an alignment gap between the inputs)";
+}
+
 // A failed start: the message, and the process fault it is when it happens
 // on a restart (a hang while loading is a timeout, anything else a crash).
 struct StartFailure {
@@ -37,8 +62,11 @@ class PluginImplementation final : public Implementation {
   std::string name() const override { return name_; }
   std::string source() const override { return "plugin:" + path_; }
   Outcome run(const Problem& problem) override;
-  // A v2 plugin's declared features; a v1 plugin takes masks and causal rules.
-  FeatureBits features() const override { return abi_ == 2 ? features_ : kV1Features; }
+  // A v2 plugin's declared features (and kBackwardFeature when its backward
+  // is not NULL); a v1 plugin takes masks and causal rules.
+  FeatureBits features() const override {
+    return abi_ == 2 ? features_ | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
+  }
 
   // Starts (or restarts) the host child and waits for its hello.
   StartFailure start_host();
@@ -57,12 +85,20 @@ class PluginImplementation final : public Implementation {
 
  private:
   Outcome exchange(const Problem& problem, const CallLayout& layout);
+  Outcome exchange_backward(const Problem& problem, const CallLayout& layout, host::CallRequest& req,
+                            const std::vector<ByteSpan>& unclaimed, Outcome forward);
+  // Sends `req` (with the region's fd when `new_region`) and receives `reply`;
+  // a failed exchange (the host died, hung, broke the exchange or failed
+  // itself) as its Outcome, the fault's message ending in `during`.
+  std::optional<Outcome> transact(const host::CallRequest& req, host::CallReply& reply, bool new_region,
+                                  const std::string& during);
 
   std::string path_;
   PluginOptions options_;
   std::string name_;
   uint32_t abi_ = 1;        // the ABI the plugin is called through (its hello)
   FeatureBits features_ = 0;
+  bool has_backward_ = false;  // a v2 plugin with a backward entry (its hello)
   SharedRegion region_;
   uint64_t child_region_generation_ = 0;  // the region the running child has
   ChildProcess child_;
@@ -97,6 +133,7 @@ StartFailure PluginImplementation::start_host() {
   name_ = hello.text[0] ? printable(hello.text) : base_name(path_);
   abi_ = hello.abi_version;
   features_ = hello.features;
+  has_backward_ = hello.abi_version == 2 && hello.has_backward != 0;
   return {};
 }
 
@@ -158,6 +195,38 @@ Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout&
   req.scale = problem.scale;
 
   host::CallReply reply;
+  if (std::optional<Outcome> failed = transact(req, reply, new_region, "")) return std::move(*failed);
+  const std::string err = printable(reply.err);
+  Outcome o = outcome_from_return(reply.rc, err.c_str(), problem, layout, region_.data());
+  if (reply.rc == ATTNCHECK_OK && o.status != CallStatus::out_of_bounds_write)
+    if (const long at = first_changed_unclaimed(region_.data(), unclaimed); at >= 0)
+      return {CallStatus::out_of_bounds_write, {}, unclaimed_write(layout, at)};
+  if (!problem.is_backward() || !has_backward_ || o.status != CallStatus::ok) return o;
+  return exchange_backward(problem, layout, req, unclaimed, std::move(o));
+}
+
+Outcome PluginImplementation::exchange_backward(const Problem& problem, const CallLayout& layout,
+                                                host::CallRequest& req, const std::vector<ByteSpan>& unclaimed,
+                                                Outcome forward) {
+  // Forward's out and lse are backward's inputs: kept here, where the plugin
+  // cannot reach them, and compared after backward.
+  const ForwardOutputs before = snapshot_forward_outputs(layout, region_.data());
+  req.backward = 1;
+  req.region_fd_attached = 0;  // the region forward used, already mapped by the child
+  req.grad = host::to_wire(abi_grad(problem, layout, region_.data()), region_.data());
+  host::CallReply reply;
+  if (std::optional<Outcome> failed = transact(req, reply, false, " during backward")) return std::move(*failed);
+  const std::string err = printable(reply.err);
+  Outcome o = backward_outcome_from_return(reply.rc, err.c_str(), problem, layout, region_.data(), before,
+                                           std::move(forward));
+  if (reply.rc == ATTNCHECK_OK && o.status != CallStatus::out_of_bounds_write)
+    if (const long at = first_changed_unclaimed(region_.data(), unclaimed); at >= 0)
+      return {CallStatus::out_of_bounds_write, {}, "backward " + unclaimed_write(layout, at)};
+  return o;
+}
+
+std::optional<Outcome> PluginImplementation::transact(const host::CallRequest& req, host::CallReply& reply,
+                                                      bool new_region, const std::string& during) {
   std::string how;
   ChildProcess::Wait w = child_.send(&req, sizeof req, new_region ? region_.fd() : -1);
   if (w == ChildProcess::Wait::ok) {
@@ -169,30 +238,19 @@ Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout&
     case ChildProcess::Wait::died:
       if (how.empty()) {  // found dead at send time: it died between calls
         child_.kill_and_reap();
-        how = "the plugin host died between calls";
+        how = during.empty() ? "the plugin host died between calls" : "the plugin host died after forward";
       }
-      return {CallStatus::crash, {}, how};
+      return Outcome{CallStatus::crash, {}, how + during};
     case ChildProcess::Wait::timed_out:
       child_.kill_and_reap();
-      return {CallStatus::timeout, {}, "no answer within " + std::to_string(options_.timeout_ms) + " ms"};
+      return Outcome{CallStatus::timeout, {}, "no answer within " + std::to_string(options_.timeout_ms) + " ms" + during};
     case ChildProcess::Wait::io_error:
       child_.kill_and_reap();
-      return {CallStatus::error, {}, "broken exchange with the plugin host"};
+      return Outcome{CallStatus::error, {}, "broken exchange with the plugin host" + during};
   }
   reply.err[sizeof reply.err - 1] = 0;
-  if (reply.host_failed) return {CallStatus::error, {}, std::string("plugin host: ") + reply.err};
-  const std::string err = printable(reply.err);
-  Outcome o = outcome_from_return(reply.rc, err.c_str(), problem, layout, region_.data());
-  if (reply.rc == ATTNCHECK_OK && o.status != CallStatus::out_of_bounds_write) {
-    if (const long at = first_changed_unclaimed(region_.data(), unclaimed); at >= 0) {
-      const long after_out = at - static_cast<long>(layout.out + layout.out_bytes);
-      o = {CallStatus::out_of_bounds_write, {},
-           after_out > 0 ? "wrote " + std::to_string(after_out) + " bytes past the end of out, beyond its guard zone"
-                         : "wrote into the shared region outside every tensor (byte " + std::to_string(at) +
-                               ", an alignment gap between the inputs)"};
-    }
-  }
-  return o;
+  if (reply.host_failed) return Outcome{CallStatus::error, {}, std::string("plugin host: ") + reply.err};
+  return std::nullopt;
 }
 
 }  // namespace

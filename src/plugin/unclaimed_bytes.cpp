@@ -33,8 +33,12 @@ std::vector<ByteSpan> unclaimed_spans(const CallLayout& l, std::size_t region_si
                               {l.kv_lens, l.kv_lens + l.kv_lens_bytes},
                               {l.alibi, l.alibi + l.alibi_bytes},
                               {l.sinks, l.sinks + l.sinks_bytes},
+                              {l.dout, l.dout + l.dout_bytes},
                               {l.guard_before, l.guard_after + CallLayout::kGuardBytes},
-                              {l.lse_guard_before, l.lse_bytes ? l.lse_guard_after + CallLayout::kGuardBytes : 0}};
+                              {l.lse_guard_before, l.lse_bytes ? l.lse_guard_after + CallLayout::kGuardBytes : 0},
+                              {l.dq.guard_before, l.dq.end()},
+                              {l.dk.guard_before, l.dk.end()},
+                              {l.dv.guard_before, l.dv.end()}};
   std::vector<ByteSpan> spans;
   std::size_t at = 0;
   for (const ByteSpan& c : claimed) {

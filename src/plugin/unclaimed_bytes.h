@@ -1,6 +1,7 @@
 // The bytes of the shared region that belong to no tensor and no guard zone
 // of a call (problem/call_layout.h): the alignment gaps between q, k, v and
-// mask, and everything after the last guard up to the end of the region. The
+// mask (and between the output zones), and everything after the last guard up
+// to the end of the region. The
 // child can write them as easily as out, so before each call they are filled
 // with a known pattern and after it they are checked, like the guards.
 //

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstring>
-#include <limits>
 #include <sstream>
 #include <string>
 #include <utility>
+
+#include "problem/call_zones.h"
 
 namespace attncheck {
 
@@ -17,54 +17,7 @@ std::size_t align_up(std::size_t n) {
   return (n + CallLayout::kAlign - 1) / CallLayout::kAlign * CallLayout::kAlign;
 }
 
-// The dtype's signalling-NaN marker: arithmetic only ever returns quiet NaNs,
-// so a surviving marker means the element was never written.
-static_assert(std::endian::native == std::endian::little, "poison_bits are stored little-endian");
-
-void poison(DType t, uint8_t* dst, int64_t n) {
-  const DTypeInfo& d = info(t);
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + d.bytes * i, &d.poison_bits, d.bytes);  // little-endian
-}
-
-bool is_poison(DType t, const uint8_t* src) {
-  const DTypeInfo& d = info(t);
-  return std::memcmp(src, &d.poison_bits, d.bytes) == 0;
-}
-
-uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>(0xA5 ^ (i * 131)); }
-
-// The guard pattern once, so guards are written and checked with memcpy/memcmp:
-// a byte loop costs 4096 traced comparisons per call under coverage instrumentation.
-const uint8_t* guard_pattern() {
-  static const auto pattern = [] {
-    std::array<uint8_t, CallLayout::kGuardBytes> g{};
-    for (std::size_t i = 0; i < g.size(); ++i) g[i] = guard_byte(i);
-    return g;
-  }();
-  return pattern.data();
-}
-
-void fill_guard(uint8_t* dst, std::size_t n) {
-  for (std::size_t at = 0; at < n; at += CallLayout::kGuardBytes)
-    std::memcpy(dst + at, guard_pattern(), std::min(CallLayout::kGuardBytes, n - at));
-}
-
-// Index of the first changed guard byte, or -1.
-long first_changed_guard(const uint8_t* g) {
-  if (std::memcmp(g, guard_pattern(), CallLayout::kGuardBytes) == 0) return -1;
-  for (std::size_t i = 0; i < CallLayout::kGuardBytes; ++i)
-    if (g[i] != guard_byte(i)) return static_cast<long>(i);
-  return -1;
-}
-
-using Extents = std::array<int64_t, 4>;
-
-Extents q_extents(const Shape& s) { return {s.batch, s.heads, s.q_len, s.head_dim}; }
-Extents k_extents(const Shape& s) { return {s.batch, s.kv_head_count(), s.kv_len, s.head_dim}; }
-Extents v_extents(const Shape& s) { return {s.batch, s.kv_head_count(), s.kv_len, s.value_dim}; }
-Extents out_extents(const Shape& s) { return {s.batch, s.heads, s.q_len, s.value_dim}; }
-
-bool has_gaps(const TensorLayout& l) { return l.gap[0] > 0 || l.gap[1] > 0 || l.gap[2] > 0; }
+using namespace zones;
 
 // Strides of a compactly stored [batch][heads][q_len][kv_len] tensor, 0 on
 // broadcast axes (a v1 call always gets the full tensor).
@@ -74,103 +27,6 @@ void broadcast_strides(const Shape& s, const Broadcast& how, int64_t* stride) {
   stride[2] = how.per_row ? s.kv_len : 0;
   stride[1] = how.per_head ? rows * s.kv_len : 0;
   stride[0] = how.per_batch ? heads * rows * s.kv_len : 0;
-}
-
-// Writes a logically row-major [e0][e1][e2][e3] tensor through strides; the
-// bytes of the span that hold no element get a NaN of the dtype first.
-void encode_view(DType t, const std::vector<double>& src, const Extents& e, const int64_t* stride,
-                 bool gaps, std::size_t span_bytes, uint8_t* dst) {
-  const std::size_t b = dtype_bytes(t);
-  if (gaps) {
-    uint8_t nan[8];
-    encode_element(t, std::numeric_limits<double>::quiet_NaN(), nan);
-    for (std::size_t at = 0; at + b <= span_bytes; at += b) std::memcpy(dst + at, nan, b);
-  }
-  std::size_t i = 0;
-  for (int64_t x = 0; x < e[0]; ++x)
-    for (int64_t y = 0; y < e[1]; ++y)
-      for (int64_t r = 0; r < e[2]; ++r) {
-        uint8_t* row = dst + b * static_cast<std::size_t>(x * stride[0] + y * stride[1] + r * stride[2]);
-        for (int64_t c = 0; c < e[3]; ++c, ++i) encode_element(t, src[i], row + c * b);
-      }
-}
-
-// One output view: where its live elements are. Rows r >= live_rows(b) are
-// padding (guard bytes, like the gaps).
-struct OutputView {
-  std::size_t offset, span_bytes, element_bytes;
-  Extents extents;
-  int64_t stride[4];
-  bool all_live;  // no gaps and no padding rows: the span is exactly the elements
-};
-
-template <class RowFn>
-void for_each_live_row(const Problem& p, const OutputView& view, RowFn&& fn) {
-  for (int64_t b = 0; b < view.extents[0]; ++b)
-    for (int64_t h = 0; h < view.extents[1]; ++h)
-      for (int64_t r = 0; r < p.q_len_of(b); ++r)
-        fn(b, h, r, static_cast<std::size_t>(b * view.stride[0] + h * view.stride[1] + r * view.stride[2]) *
-                        view.element_bytes);
-}
-
-OutputView out_view(const Problem& p, const CallLayout& l) {
-  OutputView v{l.out, l.out_bytes, dtype_bytes(p.dtype), out_extents(p.shape), {}, false};
-  std::copy(l.out_stride, l.out_stride + 4, v.stride);
-  v.all_live = !has_gaps(p.layouts.out) && p.q_lens.empty();
-  return v;
-}
-
-OutputView lse_view(const Problem& p, const CallLayout& l) {
-  const Shape& s = p.shape;
-  return {l.lse, l.lse_bytes, sizeof(float), {s.batch, s.heads, s.q_len, 1},
-          {s.heads * s.q_len, s.q_len, 1, 1}, p.q_lens.empty()};
-}
-
-// Guards every non-live byte of the span and poisons every live element.
-void prepare_output(const Problem& p, const OutputView& view, DType t, uint8_t* base) {
-  uint8_t* span = base + view.offset;
-  if (!view.all_live) fill_guard(span, view.span_bytes);
-  for_each_live_row(p, view, [&](int64_t, int64_t, int64_t, std::size_t at) {
-    poison(t, span + at, view.extents[3]);
-  });
-}
-
-// Which element slot a byte of an output span is, said for a report.
-std::string describe_span_byte(const Problem& p, const OutputView& view, std::size_t at) {
-  int64_t e = static_cast<int64_t>(at / view.element_bytes);
-  std::array<int, 4> axes{0, 1, 2, 3};
-  std::sort(axes.begin(), axes.end(), [&](int a, int b) { return view.stride[a] > view.stride[b]; });
-  std::array<int64_t, 4> idx{};
-  static const char* names[] = {"batch", "head", "row", "column"};
-  for (int a : axes) {
-    idx[a] = e / view.stride[a];
-    e %= view.stride[a];
-    if (idx[a] >= view.extents[a])
-      return std::string("a gap after the last ") + names[a] + " of its view";
-  }
-  std::ostringstream os;
-  os << "the padding row [b=" << idx[0] << "][h=" << idx[1] << "][i=" << idx[2] << "] (q_lens[" << idx[0]
-     << "] = " << p.q_len_of(idx[0]) << ")";
-  return os.str();
-}
-
-// Checks the non-live bytes of an output span; "" when untouched.
-std::string changed_non_live(const Problem& p, const OutputView& view, const char* name, const uint8_t* base) {
-  if (view.all_live) return "";
-  const uint8_t* span = base + view.offset;
-  std::vector<uint8_t> expected(view.span_bytes);
-  fill_guard(expected.data(), expected.size());
-  const std::size_t row_bytes = view.element_bytes * static_cast<std::size_t>(view.extents[3]);
-  for_each_live_row(p, view, [&](int64_t, int64_t, int64_t, std::size_t at) {
-    std::memcpy(expected.data() + at, span + at, row_bytes);
-  });
-  if (std::memcmp(expected.data(), span, expected.size()) == 0) return "";
-  std::size_t at = 0;
-  while (expected[at] == span[at]) ++at;
-  std::ostringstream os;
-  os << "wrote into " << name << "'s allocation outside its elements (byte " << at << ", "
-     << describe_span_byte(p, view, at) << ")";
-  return os.str();
 }
 
 // The inputs as encode_call writes them, for the comparison after the call.
@@ -205,45 +61,42 @@ void encode_inputs(const Problem& p, const CallLayout& l, uint8_t* base) {
   put_ints(p.kv_lens, l.kv_lens);
   put_floats(p.alibi_slopes, l.alibi);
   put_floats(p.sinks, l.sinks);
+  if (l.backward)
+    encode_view(p.dtype, p.dout, out_extents(s), l.dout_stride, has_gaps(p.layouts.dout), l.dout_bytes,
+                base + l.dout);
 }
 
-// Decodes the live elements of an output view into a logically row-major
-// vector (padding rows 0); counts the poison left.
-struct Decoded {
-  std::vector<double> values;
-  int64_t unwritten = 0;
-  std::string first;  // where the first unwritten element is
-};
-
-template <class DecodeFn>
-Decoded decode_view(const Problem& p, const OutputView& view, const uint8_t* base, DecodeFn&& decode_one) {
-  const Extents& e = view.extents;
-  Decoded d;
-  d.values.assign(static_cast<std::size_t>(e[0] * e[1] * e[2] * e[3]), 0.0);
-  const uint8_t* span = base + view.offset;
-  for_each_live_row(p, view, [&](int64_t b, int64_t h, int64_t r, std::size_t at) {
-    double* dst = d.values.data() + ((b * e[1] + h) * e[2] + r) * e[3];
-    for (int64_t c = 0; c < e[3]; ++c) {
-      bool poisoned = false;
-      dst[c] = decode_one(span + at + c * view.element_bytes, poisoned);
-      if (poisoned && d.unwritten++ == 0) {
-        std::ostringstream m;
-        m << "[bh=" << b * e[1] + h << "][i=" << r << "]";
-        if (e[3] > 1) m << "[c=" << c << "]";
-        d.first = m.str();
-      }
-    }
-  });
-  return d;
-}
-
-int64_t live_rows(const Problem& p) {
-  int64_t n = 0;
-  for (int64_t b = 0; b < p.shape.batch; ++b) n += p.q_len_of(b);
-  return n * p.shape.heads;
+// One gradient's zone: [guard | span | guard], from `at` on.
+CallLayout::GradZone grad_zone(std::size_t& at, std::size_t bytes, const std::array<int64_t, 4>& stride) {
+  CallLayout::GradZone z;
+  at = align_up(at);
+  z.guard_before = at; at += CallLayout::kGuardBytes;
+  z.data = at; at += bytes;  // no padding: a write one past the span lands in the guard
+  z.guard_after = at; at += CallLayout::kGuardBytes;
+  z.bytes = bytes;
+  std::copy(stride.begin(), stride.end(), z.stride);
+  return z;
 }
 
 }  // namespace
+
+namespace zones {
+
+std::string changed_input(const Problem& p, const CallLayout& l, const uint8_t* base) {
+  std::vector<uint8_t> fresh(l.inputs_end);
+  encode_inputs(p, l, fresh.data());
+  const struct { const char* name; std::size_t off, bytes; } ins[] = {
+      {"the input tensor q", l.q, l.q_bytes},     {"the input tensor k", l.k, l.k_bytes},
+      {"the input tensor v", l.v, l.v_bytes},     {"the input mask", l.mask, l.mask_bytes},
+      {"the input bias", l.bias, l.bias_bytes},   {"q_lens", l.q_lens, l.q_lens_bytes},
+      {"kv_lens", l.kv_lens, l.kv_lens_bytes},    {"alibi_slopes", l.alibi, l.alibi_bytes},
+      {"sinks", l.sinks, l.sinks_bytes},          {"the input tensor dout", l.dout, l.dout_bytes}};
+  for (const auto& in : ins)
+    if (in.bytes > 0 && std::memcmp(fresh.data() + in.off, base + in.off, in.bytes) != 0) return in.name;
+  return "";
+}
+
+}  // namespace zones
 
 CallLayout layout_for(const Problem& p, int abi) {
   const std::size_t b = dtype_bytes(p.dtype);
@@ -273,11 +126,13 @@ CallLayout layout_for(const Problem& p, int abi) {
   l.alibi_bytes = p.alibi_slopes.size() * sizeof(float);
   l.sinks_bytes = p.sinks.size() * sizeof(float);
   l.lse_bytes = p.lse_requested ? static_cast<std::size_t>(s.rows()) * sizeof(float) : 0;
+  l.backward = abi == 2 && p.is_backward();
+  if (l.backward) l.dout_bytes = view(p.layouts.dout, out_extents(s), l.dout_stride);
   std::size_t at = 0;
   for (auto [offset, bytes] : {std::pair{&l.q, l.q_bytes}, {&l.k, l.k_bytes}, {&l.v, l.v_bytes},
                                {&l.mask, l.mask_bytes}, {&l.bias, l.bias_bytes}, {&l.q_lens, l.q_lens_bytes},
                                {&l.kv_lens, l.kv_lens_bytes}, {&l.alibi, l.alibi_bytes},
-                               {&l.sinks, l.sinks_bytes}}) {
+                               {&l.sinks, l.sinks_bytes}, {&l.dout, l.dout_bytes}}) {
     *offset = at;
     at = align_up(at + bytes);
   }
@@ -291,20 +146,31 @@ CallLayout layout_for(const Problem& p, int abi) {
     l.lse = at; at += l.lse_bytes;
     l.lse_guard_after = at; at += CallLayout::kGuardBytes;
   }
+  if (l.backward) {
+    auto zone = [&](const TensorLayout& tl, const Extents& e) {
+      const std::array<int64_t, 4> st = tl.strides(e);
+      return grad_zone(at, b * static_cast<std::size_t>(tl.span(e)), st);
+    };
+    l.dq = zone(p.layouts.dq, q_extents(s));
+    l.dk = zone(p.layouts.dk, k_extents(s));
+    l.dv = zone(p.layouts.dv, v_extents(s));
+  }
   l.total = align_up(at);
   return l;
 }
 
 void encode_call(const Problem& p, const CallLayout& l, uint8_t* base) {
   encode_inputs(p, l, base);
-  std::memcpy(base + l.guard_before, guard_pattern(), CallLayout::kGuardBytes);
-  std::memcpy(base + l.guard_after, guard_pattern(), CallLayout::kGuardBytes);
+  fill_guard(base + l.guard_before, CallLayout::kGuardBytes);
+  fill_guard(base + l.guard_after, CallLayout::kGuardBytes);
   prepare_output(p, out_view(p, l), p.dtype, base);
   if (p.lse_requested) {
-    std::memcpy(base + l.lse_guard_before, guard_pattern(), CallLayout::kGuardBytes);
-    std::memcpy(base + l.lse_guard_after, guard_pattern(), CallLayout::kGuardBytes);
+    fill_guard(base + l.lse_guard_before, CallLayout::kGuardBytes);
+    fill_guard(base + l.lse_guard_after, CallLayout::kGuardBytes);
     prepare_output(p, lse_view(p, l), DType::f32, base);
   }
+  if (l.backward)
+    for (const GradTensor g : kGradTensors) prepare_grad_zone(p, l, g, base);
 }
 
 attncheck_call abi_call(const Problem& p, const CallLayout& l, uint8_t* base) {
@@ -376,21 +242,11 @@ Outcome decode_call(const Problem& p, const CallLayout& l, const uint8_t* base) 
   } else if (std::string lse_gap = p.lse_requested ? changed_non_live(p, lse_view(p, l), "lse", base) : "";
              !lse_gap.empty()) {
     why << lse_gap;
-  } else {
+  } else if (std::string input = changed_input(p, l, base); !input.empty()) {
     // Inputs are const in the ABI: a changed input is a write outside the outputs.
-    std::vector<uint8_t> fresh(l.inputs_end);
-    encode_inputs(p, l, fresh.data());
-    const struct { const char* name; std::size_t off, bytes; } ins[] = {
-        {"the input tensor q", l.q, l.q_bytes},     {"the input tensor k", l.k, l.k_bytes},
-        {"the input tensor v", l.v, l.v_bytes},     {"the input mask", l.mask, l.mask_bytes},
-        {"the input bias", l.bias, l.bias_bytes},   {"q_lens", l.q_lens, l.q_lens_bytes},
-        {"kv_lens", l.kv_lens, l.kv_lens_bytes},    {"alibi_slopes", l.alibi, l.alibi_bytes},
-        {"sinks", l.sinks, l.sinks_bytes}};
-    for (const auto& in : ins)
-      if (in.bytes > 0 && std::memcmp(fresh.data() + in.off, base + in.off, in.bytes) != 0) {
-        why << "changed " << in.name;
-        break;
-      }
+    why << "changed " << input;
+  } else if (const char* grad = l.backward ? changed_grad_zone(p, l, base) : nullptr) {
+    why << "wrote into " << grad << "'s allocation, which the forward call is not given";
   }
   if (!why.str().empty()) {
     o.status = CallStatus::out_of_bounds_write;
@@ -398,24 +254,18 @@ Outcome decode_call(const Problem& p, const CallLayout& l, const uint8_t* base) 
     return o;
   }
   const DType t = p.dtype;
-  Decoded out = decode_view(p, out_view(p, l), base, [t](const uint8_t* e, bool& poisoned) {
-    poisoned = is_poison(t, e);
-    return decode_element(t, e);
-  });
+  Decoded out = decode_view(p, out_view(p, l), t, base, 0.0);
   o.out = std::move(out.values);
   int64_t unwritten = out.unwritten;
   std::ostringstream m;
   if (out.unwritten > 0)
-    m << out.unwritten << " of " << live_rows(p) * p.shape.value_dim << " output elements left unwritten; first at "
+    m << out.unwritten << " of " << live_elements(p, out_view(p, l)) << " output elements left unwritten; first at "
       << out.first;
   if (p.lse_requested) {
-    Decoded lse = decode_view(p, lse_view(p, l), base, [](const uint8_t* e, bool& poisoned) {
-      poisoned = is_poison(DType::f32, e);
-      return decode_element(DType::f32, e);
-    });
+    Decoded lse = decode_view(p, lse_view(p, l), DType::f32, base, 0.0);
     o.lse = std::move(lse.values);
     if (lse.unwritten > 0)
-      m << (unwritten > 0 ? "; " : "") << lse.unwritten << " of " << live_rows(p) << " lse elements left unwritten; first at "
+      m << (unwritten > 0 ? "; " : "") << lse.unwritten << " of " << live_elements(p, lse_view(p, l)) << " lse elements left unwritten; first at "
         << lse.first;
     unwritten += lse.unwritten;
   }

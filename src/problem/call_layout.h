@@ -3,6 +3,8 @@
 //
 //   [q][k][v][mask][bias][q_lens][kv_lens][alibi][sinks]
 //   [guard | out | guard] [guard | lse | guard]            (lse only when requested)
+//   [guard | dq | guard] [guard | dk | guard] [guard | dv | guard]
+//                                                  (a backward problem, abi 2)
 //
 // Each input is written from the Problem; the bytes of a strided view that
 // hold no element (gaps between rows and heads) are filled with a NaN of the
@@ -14,12 +16,22 @@
 // their encoding after the call. So every process fault (unwritten element,
 // write outside the live elements) is seen without trusting the callee.
 //
+// A backward problem (Problem::dout, abi 2 only) adds dout after the inputs
+// (an input like q: NaN in its gaps, padding rows as the Problem holds them)
+// and the gradient zones, laid out and poisoned like out: every live element
+// of dq, dk, dv poisoned, every other byte of their spans (gaps, padding rows
+// of dq, padding keys of dk and dv) and the zones around them guarded. The
+// backward call is made on the same region after forward, whose out and lse
+// are then its inputs: they are snapshot after forward and must come back
+// unchanged, like q, k, v, dout and the rest (grad_call.cpp).
+//
 // A v1 call (abi 1) is dense BHSD, as v1 defines, with a full mask; only
 // problems within kV1Features can be laid out for it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "attncheck/plugin_v2.h"
 #include "problem/outcome.h"
@@ -38,6 +50,17 @@ struct CallLayout {
               kv_lens_bytes = 0, alibi_bytes = 0, sinks_bytes = 0;
   std::size_t guard_before = 0, out = 0, guard_after = 0, out_bytes = 0;
   std::size_t lse_guard_before = 0, lse = 0, lse_guard_after = 0, lse_bytes = 0;
+  // A backward problem (abi 2): dout is an input (within inputs_end), each
+  // gradient one output zone. `bytes` is the view's whole span.
+  bool backward = false;
+  std::size_t dout = 0, dout_bytes = 0;
+  int64_t dout_stride[4]{};
+  struct GradZone {
+    std::size_t guard_before = 0, data = 0, guard_after = 0, bytes = 0;
+    int64_t stride[4]{};
+    std::size_t end() const { return guard_after + (bytes ? kGuardBytes : 0); }  // one past its last guard
+  };
+  GradZone dq, dk, dv;  // dq [batch][heads][q_len][head_dim], dk, dv k's and v's extents
   // Element strides of the views ([batch][head][row][col]); mask and bias
   // carry 0 on broadcast axes.
   int64_t q_stride[4]{}, k_stride[4]{}, v_stride[4]{}, out_stride[4]{}, mask_stride[4]{}, bias_stride[4]{};
@@ -57,11 +80,43 @@ attncheck_call_v2 abi_call_v2(const Problem& p, const CallLayout& layout, uint8_
 
 // After the call returned ATTNCHECK_OK: checks guards, inputs and poison,
 // decodes out (and lse). Padding rows decode as 0 in out and in lse: they are
-// guard bytes, and a write there is an out_of_bounds_write.
+// guard bytes, and a write there is an out_of_bounds_write. For a backward
+// problem forward must also have left the gradient zones as encoded (the
+// forward call is not given them).
 Outcome decode_call(const Problem& p, const CallLayout& layout, const uint8_t* base);
 
 // Maps a forward return code and err text to an Outcome (decoding when OK).
 Outcome outcome_from_return(int rc, const char* err, const Problem& p, const CallLayout& layout,
                             const uint8_t* base);
+
+// --- The backward call of a backward problem (grad_call.cpp) ---
+// Example usage (after forward answered and decoded ok):
+//   const ForwardOutputs before = snapshot_forward_outputs(layout, base);
+//   const attncheck_grad grad = abi_grad(p, layout, base);
+//   const int rc = impl->backward(&call, &grad, err, sizeof err);  // the forward's `call`
+//   Outcome o = backward_outcome_from_return(rc, err, p, layout, base, before, std::move(forward));
+
+// out and lse with their guard zones, as forward left them: inputs of the
+// backward call, which must leave them so.
+struct ForwardOutputs {
+  std::vector<uint8_t> out_zone, lse_zone;  // [guard | out | guard], [guard | lse | guard] (empty: no lse)
+};
+ForwardOutputs snapshot_forward_outputs(const CallLayout& layout, const uint8_t* base);
+
+// The gradient views of the encoded call at `base` (layout.backward).
+attncheck_grad abi_grad(const Problem& p, const CallLayout& layout, uint8_t* base);
+
+// After backward returned ATTNCHECK_OK: checks the gradients' guards and
+// non-live bytes, that out and lse are as `before` and every input as
+// encoded, that no live gradient element holds poison; then decodes dq, dk,
+// dv into `forward` (the forward's decoded Outcome; padding rows of dq and
+// padding keys of dk, dv decode as NaN). A fault's message says it was
+// backward's ("backward wrote into out, which is an input of the backward call ...").
+Outcome decode_grad(const Problem& p, const CallLayout& layout, const uint8_t* base, const ForwardOutputs& before,
+                    Outcome forward);
+
+// Maps backward's return code and err text to an Outcome (decode_grad when OK).
+Outcome backward_outcome_from_return(int rc, const char* err, const Problem& p, const CallLayout& layout,
+                                     const uint8_t* base, const ForwardOutputs& before, Outcome forward);
 
 }  // namespace attncheck

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <array>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "problem/call_layout.h"
 
@@ -251,6 +253,235 @@ TEST(CallLayoutV2, LseIsFloatAlignedAfterAnOddSixteenBitOut) {
   const CallLayout l = layout_for(p, 2);
   EXPECT_EQ(l.lse % alignof(float), 0u);
   EXPECT_EQ(l.lse % CallLayout::kAlign, 0u);
+}
+
+// --- The backward call (grad_call.cpp) ---
+
+// batch 2, heads 4 over 2 kv heads, q_len 3, kv_len 5, head_dim 2, value_dim 3;
+// q_lens {3, 1}, kv_lens {5, 2}; dout and every gradient with its own strided
+// layout; lse requested. dout holds 0.25, 0.5, ... (padding rows too).
+Problem backward_problem(DType t) {
+  Shape s{2, 4, 3, 5, 2, 3};
+  s.kv_heads = 2;
+  Problem p = make_problem(t, s);
+  p.q_lens = {3, 1};
+  p.kv_lens = {5, 2};
+  p.lse_requested = true;
+  p.dout.resize(static_cast<std::size_t>(s.out_size()));
+  for (std::size_t i = 0; i < p.dout.size(); ++i) p.dout[i] = round_to(t, 0.25 * static_cast<double>(i + 1));
+  p.layouts.dout = TensorLayout{{0, 2, 1}, {0, 1, 0}};  // BSHD, one unused element after each head vector
+  p.layouts.dq = TensorLayout{{0, 2, 1}, {0, 1, 2}};
+  p.layouts.dk = TensorLayout{{1, 0, 2}, {1, 0, 3}};
+  p.layouts.dv = TensorLayout{{0, 1, 2}, {0, 0, 1}};
+  return p;
+}
+
+// A backward problem encoded, its forward answered (out, lse written: 0.5,
+// 1.5) and decoded, forward's outputs kept: the state before backward.
+struct EncodedGrad : EncodedV2 {
+  attncheck_grad grad{};
+  Outcome forward;
+  ForwardOutputs before;
+
+  explicit EncodedGrad(Problem problem) : EncodedV2(std::move(problem)) {
+    grad = abi_grad(p, layout, region.get());
+    write_live(0.5);
+    for (int64_t bh = 0; bh < p.shape.batch * p.shape.heads; ++bh)
+      for (int64_t i = 0; i < p.q_len_of(bh / p.shape.heads); ++i) call.lse[bh * p.shape.q_len + i] = 1.5f;
+    forward = decode();
+    before = snapshot_forward_outputs(layout, region.get());
+  }
+  // Extents and live rows of dq (0), dk (1), dv (2).
+  std::array<int64_t, 4> extents(int which) const {
+    const Shape& s = p.shape;
+    const int64_t cols = which == 2 ? s.value_dim : s.head_dim;
+    return {s.batch, which == 0 ? s.heads : s.kv_head_count(), which == 0 ? s.q_len : s.kv_len, cols};
+  }
+  int64_t live_rows(int which, int64_t b) const { return which == 0 ? p.q_len_of(b) : p.kv_len_of(b); }
+  attncheck_out_view& view(int which) { return which == 0 ? grad.dq : which == 1 ? grad.dk : grad.dv; }
+  uint8_t* element(int which, int64_t b, int64_t h, int64_t r, int64_t c) {
+    const attncheck_out_view& v = view(which);
+    const int64_t at = b * v.stride[0] + h * v.stride[1] + r * v.stride[2] + c * v.stride[3];
+    return static_cast<uint8_t*>(v.data) + at * static_cast<int64_t>(dtype_bytes(p.dtype));
+  }
+  // Writes value + which into every live element of the three gradients.
+  void write_gradients(double value) {
+    for (int which = 0; which < 3; ++which) {
+      const auto e = extents(which);
+      for (int64_t b = 0; b < e[0]; ++b)
+        for (int64_t h = 0; h < e[1]; ++h)
+          for (int64_t r = 0; r < live_rows(which, b); ++r)
+            for (int64_t c = 0; c < e[3]; ++c) encode_element(p.dtype, value + which, element(which, b, h, r, c));
+    }
+  }
+  Outcome decode_backward() { return decode_grad(p, layout, region.get(), before, forward); }
+};
+
+TEST(CallLayoutGrad, GradientViewsFollowTheirLayouts) {
+  const Problem p = backward_problem(DType::f32);
+  ASSERT_EQ(p.inconsistency(), "");
+  EncodedGrad e(p);
+  ASSERT_EQ(e.forward.status, CallStatus::ok) << e.forward.message;
+  EXPECT_TRUE(e.layout.backward);
+  // dout: BSHD over out's extents [2][4][3][3] with 1 unused element after each head vector.
+  EXPECT_EQ(e.grad.dout.stride[3], 1);
+  EXPECT_EQ(e.grad.dout.stride[1], 4);
+  EXPECT_EQ(e.grad.dout.stride[2], 16);
+  EXPECT_EQ(e.grad.dout.stride[0], 48);
+  const float* dout = static_cast<const float*>(e.grad.dout.data);
+  EXPECT_EQ(dout[1 * 48 + 3 * 4 + 2 * 16 + 1], static_cast<float>(p.dout[p.out_at(1 * 4 + 3, 2, 1)]))
+      << "batch 1, head 3, row 2 (a padding row: it holds what the Problem holds)";
+  EXPECT_TRUE(std::isnan(dout[3])) << "a gap of dout holds NaN";
+  // dk: [head][batch][key] order over [2][2][5][2], 1 unused element after each batch and 3 after each key.
+  const std::array<int64_t, 4> dk = TensorLayout{{1, 0, 2}, {1, 0, 3}}.strides({2, 2, 5, 2});
+  for (int a = 0; a < 4; ++a) EXPECT_EQ(e.grad.dk.stride[a], dk[a]) << a;
+  // The zones lie apart from each other and from every input and output.
+  const uint8_t* base = e.region.get();
+  EXPECT_GE(static_cast<const uint8_t*>(e.grad.dq.data) - base,
+            static_cast<std::ptrdiff_t>(e.layout.lse_guard_after + CallLayout::kGuardBytes));
+  EXPECT_GT(static_cast<const uint8_t*>(e.grad.dk.data), static_cast<const uint8_t*>(e.grad.dq.data));
+  EXPECT_GT(static_cast<const uint8_t*>(e.grad.dv.data), static_cast<const uint8_t*>(e.grad.dk.data));
+  EXPECT_LE(e.layout.dv.end(), e.layout.total);
+  EXPECT_LT(e.layout.dout + e.layout.dout_bytes, e.layout.inputs_end + 1) << "dout is an input";
+  EXPECT_FALSE(layout_for(p, 1).backward) << "a v1 call has no backward";
+}
+
+TEST(CallLayoutGrad, WrittenGradientsDecodeWithNaNPadding) {
+  for (DType t : every_dtype()) {
+    EncodedGrad e(backward_problem(t));
+    e.write_gradients(0.25);
+    const Outcome o = e.decode_backward();
+    ASSERT_EQ(o.status, CallStatus::ok) << dtype_name(t) << ": " << o.message;
+    const Shape& s = e.p.shape;
+    ASSERT_EQ(o.dq.size(), static_cast<std::size_t>(s.q_size()));
+    ASSERT_EQ(o.dk.size(), static_cast<std::size_t>(s.k_size()));
+    ASSERT_EQ(o.dv.size(), static_cast<std::size_t>(s.v_size()));
+    EXPECT_EQ(o.dq[e.p.q_at(1 * 4 + 2, 0, 1)], 0.25);  // batch 1, row 0: live
+    EXPECT_TRUE(std::isnan(o.dq[e.p.q_at(1 * 4 + 2, 1, 1)])) << "batch 1, row 1 is padding (q_lens[1] = 1)";
+    EXPECT_EQ(o.dk[e.p.k_at(1 * 2 + 1, 1, 0)], 1.25);  // batch 1, key 1: live
+    EXPECT_TRUE(std::isnan(o.dk[e.p.k_at(1 * 2 + 1, 2, 0)])) << "batch 1, key 2 is padding (kv_lens[1] = 2)";
+    EXPECT_EQ(o.dv[e.p.v_at(0, 4, 2)], 2.25);
+    EXPECT_TRUE(std::isnan(o.dv[e.p.v_at(1 * 2, 4, 2)]));
+    // Out and lse are forward's.
+    EXPECT_EQ(o.out[e.p.out_at(0, 2, 2)], 0.5);
+    EXPECT_EQ(o.lse[0], 1.5);
+  }
+}
+
+TEST(CallLayoutGrad, AWriteIntoAGapOrAPaddingKeyOfAGradientIsFound) {
+  {
+    EncodedGrad e(backward_problem(DType::f32));
+    e.write_gradients(1.0);
+    encode_element(e.p.dtype, 1.0, e.element(0, 0, 0, 0, 2));  // one past row 0's head_dim 2: dq's gap
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("backward wrote into dq's allocation outside its elements"), std::string::npos)
+        << o.message;
+    EXPECT_NE(o.message.find("a gap after the last column"), std::string::npos) << o.message;
+  }
+  {
+    EncodedGrad e(backward_problem(DType::f32));
+    e.write_gradients(1.0);
+    encode_element(e.p.dtype, 0.0, e.element(1, 1, 0, 3, 1));  // batch 1, key 3: padding (kv_lens[1] = 2)
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("dk's allocation"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("the padding key [b=1][h=0][j=3] (kv_lens[1] = 2)"), std::string::npos) << o.message;
+  }
+  {
+    EncodedGrad e(backward_problem(DType::f32));
+    e.write_gradients(1.0);
+    static_cast<uint8_t*>(e.grad.dv.data)[-3] ^= 1;  // in dv's guard before
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("backward wrote 3 bytes before the start of dv"), std::string::npos) << o.message;
+  }
+  {
+    EncodedGrad e(backward_problem(DType::f64));
+    e.write_gradients(1.0);
+    static_cast<uint8_t*>(e.grad.dq.data)[e.layout.dq.bytes] ^= 1;  // one past dq's span
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("backward wrote past the end of dq (byte 0 after it)"), std::string::npos) << o.message;
+  }
+}
+
+TEST(CallLayoutGrad, BackwardWritingOutOrLseIsFound) {
+  {
+    EncodedGrad e(backward_problem(DType::f32));
+    e.write_gradients(1.0);
+    e.write_live(0.75);  // "recomputes" out in place
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("backward wrote into out, which is an input of the backward call"), std::string::npos)
+        << o.message;
+  }
+  {
+    EncodedGrad e(backward_problem(DType::f32));
+    e.write_gradients(1.0);
+    e.call.lse[4] = 0.0f;  // batch 0, head 1, row 1: live
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("backward wrote into lse, which is an input of the backward call"), std::string::npos)
+        << o.message;
+  }
+  {
+    EncodedGrad e(backward_problem(DType::f32));
+    e.write_gradients(1.0);
+    static_cast<uint8_t*>(e.call.out.data)[e.layout.out_bytes + 5] ^= 1;  // out's guard after
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("backward wrote past the end of out (byte 5 after it)"), std::string::npos) << o.message;
+  }
+  {
+    EncodedGrad e(backward_problem(DType::f32));
+    e.write_gradients(1.0);
+    const_cast<float*>(static_cast<const float*>(e.grad.dout.data))[3] = 0.0f;  // a gap of dout
+    const Outcome o = e.decode_backward();
+    EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+    EXPECT_NE(o.message.find("backward changed the input tensor dout"), std::string::npos) << o.message;
+  }
+}
+
+TEST(CallLayoutGrad, AnUnwrittenDkElementIsNamed) {
+  EncodedGrad e(backward_problem(DType::bf16));
+  e.write_gradients(1.0);
+  // Put dk[b=0][h=1][j=2][d=0] back to what encode_call left there (the poison),
+  // read from an encoding of the same problem.
+  EncodedGrad fresh(backward_problem(DType::bf16));
+  std::memcpy(e.element(1, 0, 1, 2, 0), fresh.element(1, 0, 1, 2, 0), dtype_bytes(DType::bf16));
+  const Outcome o = e.decode_backward();
+  EXPECT_EQ(o.status, CallStatus::unwritten_output);
+  // dk's live elements: (5 + 2) keys * 2 kv heads * head_dim 2.
+  EXPECT_NE(o.message.find("backward left 1 of 28 dk elements unwritten, first at dk[b=0][h=1][j=2][d=0]"),
+            std::string::npos)
+      << o.message;
+  EXPECT_EQ(o.message.find("dq"), std::string::npos) << o.message;
+}
+
+TEST(CallLayoutGrad, ForwardWritingAGradientIsFound) {
+  EncodedV2 e(backward_problem(DType::f32));
+  e.write_live(0.5);
+  for (int64_t bh = 0; bh < 8; ++bh)
+    for (int64_t i = 0; i < e.p.q_len_of(bh / 4); ++i) e.call.lse[bh * 3 + i] = 1.5f;
+  ASSERT_EQ(e.decode().status, CallStatus::ok) << e.decode().message;
+  const attncheck_grad g = abi_grad(e.p, e.layout, e.region.get());
+  static_cast<uint8_t*>(g.dk.data)[0] ^= 1;
+  const Outcome o = e.decode();
+  EXPECT_EQ(o.status, CallStatus::out_of_bounds_write);
+  EXPECT_NE(o.message.find("wrote into dk's allocation, which the forward call is not given"), std::string::npos)
+      << o.message;
+}
+
+TEST(CallLayoutGrad, BackwardReturnCodesMapToStatuses) {
+  EncodedGrad e(backward_problem(DType::f32));
+  const Outcome unsupported =
+      backward_outcome_from_return(ATTNCHECK_UNSUPPORTED, "no GQA", e.p, e.layout, e.region.get(), e.before, e.forward);
+  EXPECT_EQ(unsupported.status, CallStatus::unsupported);
+  EXPECT_EQ(unsupported.message, "backward: no GQA");
+  const Outcome err = backward_outcome_from_return(7, "bad", e.p, e.layout, e.region.get(), e.before, e.forward);
+  EXPECT_EQ(err.status, CallStatus::error);
+  EXPECT_EQ(err.message, "backward returned 7: bad");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDTypes, CallLayoutTest, ::testing::ValuesIn(every_dtype()),
