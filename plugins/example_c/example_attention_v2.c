@@ -173,14 +173,18 @@ static int visible(const attncheck_call_v2 *c, const row *r, int64_t j) {
 /* The part of key j's logit that depends on q and k: the scaled dot product, then the
  * soft-cap. (backward needs it apart from the rest: the soft-cap's derivative is
  * 1 - (capped / softcap)^2.) */
+static double cap(const attncheck_call_v2 *c, double dot, double scale) {
+  double z = scale * dot;
+  if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
+  return z;
+}
+
 static double capped_score(const attncheck_call_v2 *c, const row *r, int64_t j, double scale) {
   double dot = 0;
   for (int64_t d = 0; d < c->head_dim; ++d)
     dot += load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->i, d)) *
            load(c->k.data, c->dtype, offset_of(c->k.stride, r->b, r->kv_h, j, d));
-  double z = scale * dot;
-  if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
-  return z;
+  return cap(c, dot, scale);
 }
 
 /* The logit z of visible key j from its capped score: plus the bias, then ALiBi. */
@@ -372,8 +376,12 @@ static int example_forward_v2(const attncheck_call_v2 *c, char *err, size_t err_
  * dP - D, where it does not cancel. Here the weights are recomputed from q and k as in
  * forward (max subtracted), so backward needs neither out nor lse. */
 
-/* Scratch for backward, sized once per call. */
+/* Scratch for backward, sized once per call. Every row of a kv head's group reads the
+ * same K and V, so they are widened to double once per (batch, kv head) (k, v below),
+ * as a FlashAttention kernel keeps a K/V tile on chip for all the rows it serves. */
 typedef struct grad_scratch {
+  double *k;     /* [kv_len][head_dim] K of one (batch, kv head), widened */
+  double *v;     /* [kv_len][value_dim] V of one (batch, kv head), widened */
   int64_t *keys; /* [kv_len] the visible keys S of a row, in order */
   double *p;     /* [kv_len] their weights p_j */
   double *slope; /* [kv_len] cap'(t_j): 1 without a soft-cap */
@@ -386,6 +394,8 @@ typedef struct grad_scratch {
 } grad_scratch;
 
 static void free_grad_scratch(grad_scratch *g) {
+  free(g->k);
+  free(g->v);
   free(g->keys);
   free(g->p);
   free(g->slope);
@@ -401,6 +411,8 @@ static void free_grad_scratch(grad_scratch *g) {
 static int alloc_grad_scratch(grad_scratch *g, const attncheck_call_v2 *c) {
   const size_t keys = (size_t)(c->kv_len > 0 ? c->kv_len : 1);
   const size_t hd = (size_t)(c->head_dim > 0 ? c->head_dim : 1), vd = (size_t)(c->value_dim > 0 ? c->value_dim : 1);
+  g->k = (double *)malloc(keys * hd * sizeof(double));
+  g->v = (double *)malloc(keys * vd * sizeof(double));
   g->keys = (int64_t *)malloc(keys * sizeof(int64_t));
   g->p = (double *)malloc(keys * sizeof(double));
   g->slope = (double *)malloc(keys * sizeof(double));
@@ -410,21 +422,24 @@ static int alloc_grad_scratch(grad_scratch *g, const attncheck_call_v2 *c) {
   g->dq = (double *)malloc(hd * sizeof(double));
   g->dk = (double *)malloc(keys * hd * sizeof(double));
   g->dv = (double *)malloc(keys * vd * sizeof(double));
-  if (g->keys && g->p && g->slope && g->dp && g->dout && g->q && g->dq && g->dk && g->dv) return 1;
+  if (g->k && g->v && g->keys && g->p && g->slope && g->dp && g->dout && g->q && g->dq && g->dk && g->dv) return 1;
   free_grad_scratch(g);
   return 0;
 }
 
 /* The visible keys of row r, their weights p_j (the sink in the denominator) and the
  * soft-cap's derivative at each; returns |S|, the number of visible keys. The same
- * arithmetic as attend_row's steps 1 and 3. */
+ * arithmetic as attend_row's steps 1 and 3, on the row's q (g->q) and the widened K
+ * (the same products in the same order: the same logits, bit for bit). */
 static int64_t row_weights(const attncheck_call_v2 *c, const row *r, double scale, grad_scratch *g) {
   const double sink = c->sinks ? (double)c->sinks[r->h] : -INFINITY;
   int64_t n = 0;
   double max = sink;
   for (int64_t j = 0; j < r->kv_len; ++j) {
     if (!visible(c, r, j)) continue;
-    const double capped = capped_score(c, r, j, scale);
+    double dot = 0;
+    for (int64_t d = 0; d < c->head_dim; ++d) dot += g->q[d] * g->k[j * c->head_dim + d];
+    const double capped = cap(c, dot, scale);
     const double z = logit_of_capped(c, r, j, capped);
     g->keys[n] = j;
     g->p[n] = z;
@@ -446,14 +461,14 @@ static int64_t row_weights(const attncheck_call_v2 *c, const row *r, double scal
  * accumulators (g->dk, g->dv, indexed by key). */
 static void backward_row(const attncheck_call_v2 *c, const attncheck_grad *grad, const row *r, double scale,
                          grad_scratch *g) {
+  for (int64_t d = 0; d < c->head_dim; ++d)
+    g->q[d] = load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->i, d));
   const int64_t n = row_weights(c, r, scale, g);
   /* dQ of a row that sees no key is 0; it adds nothing to dK and dV. */
   for (int64_t d = 0; d < c->head_dim; ++d) g->dq[d] = 0;
   if (n > 0) {
     for (int64_t col = 0; col < c->value_dim; ++col)
       g->dout[col] = load(grad->dout.data, c->dtype, offset_of(grad->dout.stride, r->b, r->h, r->i, col));
-    for (int64_t d = 0; d < c->head_dim; ++d)
-      g->q[d] = load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->i, d));
 
     /* dV_j += p_j dO_i; dP_j = dO_i . v_j; D_i = sum_j p_j dP_j. */
     double rowsum = 0;
@@ -461,7 +476,7 @@ static void backward_row(const attncheck_call_v2 *c, const attncheck_grad *grad,
       const int64_t j = g->keys[t];
       double dp = 0;
       for (int64_t col = 0; col < c->value_dim; ++col) {
-        dp += g->dout[col] * load(c->v.data, c->dtype, offset_of(c->v.stride, r->b, r->kv_h, j, col));
+        dp += g->dout[col] * g->v[j * c->value_dim + col];
         g->dv[j * c->value_dim + col] += g->p[t] * g->dout[col];
       }
       g->dp[t] = dp;
@@ -473,7 +488,7 @@ static void backward_row(const attncheck_call_v2 *c, const attncheck_grad *grad,
       const int64_t j = g->keys[t];
       const double dt = g->p[t] * (g->dp[t] - rowsum) * g->slope[t];
       for (int64_t d = 0; d < c->head_dim; ++d) {
-        g->dq[d] += scale * dt * load(c->k.data, c->dtype, offset_of(c->k.stride, r->b, r->kv_h, j, d));
+        g->dq[d] += scale * dt * g->k[j * c->head_dim + d];
         g->dk[j * c->head_dim + d] += scale * dt * g->q[d];
       }
     }
@@ -501,6 +516,14 @@ static int example_backward_v2(const attncheck_call_v2 *c, const attncheck_grad 
   for (int64_t b = 0; b < c->batch; ++b) {
     const int64_t lq = length_of(c->q_lens, b, c->q_len), lk = length_of(c->kv_lens, b, c->kv_len);
     for (int64_t kv_h = 0; kv_h < c->kv_heads; ++kv_h) {
+      /* Its K and V, widened once for every row of the group; padding keys j >= Lk are
+       * not read. */
+      for (int64_t j = 0; j < lk; ++j) {
+        for (int64_t d = 0; d < c->head_dim; ++d)
+          g.k[j * c->head_dim + d] = load(c->k.data, c->dtype, offset_of(c->k.stride, b, kv_h, j, d));
+        for (int64_t col = 0; col < c->value_dim; ++col)
+          g.v[j * c->value_dim + col] = load(c->v.data, c->dtype, offset_of(c->v.stride, b, kv_h, j, col));
+      }
       /* dK, dV of kv head kv_h start at 0: a key that no row sees keeps 0. */
       for (int64_t at = 0; at < lk * c->head_dim; ++at) g.dk[at] = 0;
       for (int64_t at = 0; at < lk * c->value_dim; ++at) g.dv[at] = 0;
