@@ -331,8 +331,9 @@ static int example_forward_v2(const attncheck_call_v2 *c, char *err, size_t err_
  *   dv   [batch][kv_heads][kv_len][value_dim] output, v's shape
  * each a view with its own strides, in the call's dtype. Gradients are overwritten,
  * never accumulated into what the buffers held. Padding rows of dq and padding keys of
- * dk and dv (and every gap of the views) are left as they are; dq of a row that sees no
- * key is 0, and dk, dv of a key that no row sees are 0.
+ * dk and dv (and every gap of the views) are left as they are, and padding rows of q and
+ * dout and padding keys of k and v are never read (they may hold NaN); dq of a row that
+ * sees no key is 0, and dk, dv of a key that no row sees are 0.
  *
  * The arithmetic, for one row i (of query head h, batch b) with visible keys S, its
  * weights p_j (as forward computes them) and its dout row dO_i:
