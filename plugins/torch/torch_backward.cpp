@@ -25,6 +25,8 @@
 //   out, lse  call->out holds the adapter's own forward output in a backward call: an
 //             input of the call, never written (the adapter recomputes out instead, as
 //             autograd needs the graph); lse is NULL (LSE is not declared).
+//   scale 0   ATTNCHECK_UNSUPPORTED: the fold's factor 0 times an overflowed dS @ K is
+//             NaN where the exact dq is 0 (the adapter's doing; below).
 //   dtypes    F32, F64, BF16 (1.13's CPU softmax backward and bmm take BFloat16; the
 //             gradients are computed in bf16 throughout, as libtorch does); F16 is
 //             ATTNCHECK_UNSUPPORTED, as in forward.
@@ -81,6 +83,16 @@ int backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char*
     }
     if (const char* feature = undeclared_feature(c)) {
       set_error(err, err_len, std::string("libtorch 1.13 adapter does not declare ") + feature);
+      return ATTNCHECK_UNSUPPORTED;
+    }
+    if (c.scale == 0) {
+      // The fold (sdpa_call.cpp) makes q' = 0 * q, and autograd's chain rule then
+      // multiplies libtorch's unscaled dS @ K by 0: NaN wherever that product overflows,
+      // although the exact dq is 0. That NaN would be the adapter's, not libtorch's.
+      set_error(err, err_len,
+                "libtorch 1.13 has no scale argument; the adapter folds the scale into q, and for scale 0 "
+                "the chain rule multiplies libtorch's unscaled dS @ K by 0 (NaN where it overflows): "
+                "gradients at scale 0 cannot be expressed");
       return ATTNCHECK_UNSUPPORTED;
     }
     at::AutoGradMode grad_mode(true);  // whatever the caller's thread had set

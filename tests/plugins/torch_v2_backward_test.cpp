@@ -132,6 +132,28 @@ TEST_F(TorchV2Backward, MaskAndBiasEnterTheGradientsThroughTheirStrides) {
       }
 }
 
+// Scale 0 folds q' = 0 * q, and the chain rule multiplies libtorch's dS @ K by 0: NaN
+// where that product overflows (k of 2e37 in bf16), where the exact dq is 0. Forward
+// takes scale 0 (q' = 0 is exact); backward answers UNSUPPORTED for it.
+TEST_F(TorchV2Backward, ScaleZeroIsUnsupportedForGradients) {
+  Case c = shaped(ATTNCHECK_BF16, 1, 1, 1, 1, 2, 1, 1);
+  c.scale = 0;
+  c.q = {0};
+  c.k = {0, std::ldexp(1.0, 124)};  // 2.1e37
+  c.v = {0, 1};
+  Encoded e;
+  encode_call(c, e);
+  char err[256] = "";
+  ASSERT_EQ(plugin().v2->forward(&e.call, err, sizeof err), ATTNCHECK_OK) << err;
+  EXPECT_EQ(decode(ATTNCHECK_BF16, e.out.at(0, 0, 0, 0)), 0.5);  // uniform weights
+  GradCase g = grad_case_for(c);
+  g.dout = {64};
+  GradEncoded ge;
+  encode_grad(c, g, ge);
+  EXPECT_EQ(plugin().v2->backward(&e.call, &ge.grad, err, sizeof err), ATTNCHECK_UNSUPPORTED);
+  EXPECT_NE(std::string(err).find("scale 0"), std::string::npos) << err;
+}
+
 TEST_F(TorchV2Backward, F16IsUnsupportedAsInForward) {
   Case c = shaped(ATTNCHECK_F16, 1, 1, 1, 2, 2, 2, 2);
   Encoded e;
