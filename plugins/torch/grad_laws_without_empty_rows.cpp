@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     std::printf("%-36s %-12s judged %3d  %s%s%s\n", r.law.c_str(), std::string(law_status_name(r.status)).c_str(),
                 r.judged, r.message.c_str(), r.diagnosis.empty() ? "" : " | ", r.diagnosis.c_str());
     if (r.status == LawStatus::fail && r.counterexample)
-      std::printf("  shrunk case:\n%s\n", r.counterexample->describe().c_str());
+      std::printf("  shrunk case:\n%s\n", r.counterexample->describe(std::getenv("ATTNCHECK_FULL_CASES") ? 1000000 : 64).c_str());
   }
   return 0;
 }
