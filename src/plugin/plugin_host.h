@@ -7,8 +7,11 @@
 // problem/call_layout.h (poisoned out between guard zones); a crash becomes
 // CallStatus::crash ("killed by SIGSEGV (Segmentation fault)"), a call past
 // the time limit CallStatus::timeout, and the child is restarted for the next
-// call. A restart that fails (the plugin crashes or hangs while loading again)
-// is a process fault too (crash, or timeout for a hang), and it is not tried
+// call. A backward problem (a plugin whose v2 `backward` is not NULL declares
+// kBackwardFeature) is the forward call, then the backward call on the same
+// region, each within the time limit; a fault in backward says "during
+// backward". A restart that fails (the plugin crashes or hangs while loading
+// again) is a process fault too (crash, or timeout for a hang), and it is not tried
 // again: every later call answers at once, as unsupported with the reason
 // ("not called: the plugin could not be restarted ..."), so a plugin that
 // cannot be restarted costs one load timeout, not one per call, and the laws
@@ -41,7 +44,7 @@ inline constexpr int kDefaultLoadTimeoutMs = 60000;
 uint64_t default_memory_limit_bytes();
 
 struct PluginOptions {
-  int timeout_ms = 2000;  // per forward call
+  int timeout_ms = 2000;  // per call (forward; backward on its own)
   int load_timeout_ms = kDefaultLoadTimeoutMs;  // loading (and every restart after a fault)
   // Resident memory of the plugin's process; past it the process is stopped
   // and the call is a crash ("exceeded the memory limit"). 0: no limit.

@@ -90,6 +90,7 @@ attncheck_grad abi_grad(const Problem& p, const CallLayout& l, uint8_t* base) {
 
 Outcome decode_grad(const Problem& p, const CallLayout& l, const uint8_t* base, const ForwardOutputs& before,
                     Outcome forward) {
+  if (!l.backward) return {CallStatus::error, {}, "no gradients to decode: the call was not laid out for backward"};
   if (std::string why = backward_write_outside(p, l, base, before); !why.empty())
     return {CallStatus::out_of_bounds_write, {}, "backward " + why};
   std::vector<double>* into[] = {&forward.dq, &forward.dk, &forward.dv};

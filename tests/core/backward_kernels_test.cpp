@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "impls/kernels.h"
+#include "parallel/parallel_for.h"
 #include "hand_built_grad_call.h"
 
 namespace attncheck {
@@ -309,6 +310,30 @@ TEST(BackwardKernels, NothingFlowsWhereNothingIsSeen) {
       }
     }
   }
+}
+
+// online splits its two passes across threads; each gradient element is
+// computed by one thread in a fixed order, so the thread count changes no bit.
+TEST(BackwardKernels, OnlineIsTheSameOnOneThreadAndOnSeveral) {
+  std::mt19937_64 rng(test_seed() + 600);
+  CallSpec s;
+  s.batch = 1, s.heads = 4, s.kv_heads = 2, s.q_len = 130, s.kv_len = 140, s.head_dim = 32, s.value_dim = 16;
+  s.causal = ATTNCHECK_CAUSAL_BOTTOM_RIGHT, s.sinks = {0.5f, -1.0f, 2.0f, 0.0f};
+  GradCall t = make_grad_call(s, {}, rng);
+  Grads one, several;
+  {
+    ScopedComputeThreads limit(1);
+    one = run_forward_backward(t, online_forward_v2, online_backward_v2);
+  }
+  {
+    ScopedComputeThreads limit(4);
+    several = run_forward_backward(t, online_forward_v2, online_backward_v2);
+  }
+  ASSERT_EQ(one.problems, "");
+  ASSERT_EQ(several.problems, "");
+  EXPECT_EQ(one.dq, several.dq);
+  EXPECT_EQ(one.dk, several.dk);
+  EXPECT_EQ(one.dv, several.dv);
 }
 
 TEST(BackwardKernels, InvalidGradViewsAreRefused) {
