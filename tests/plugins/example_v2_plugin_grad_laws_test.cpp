@@ -41,7 +41,8 @@ TEST(ExampleV2GradLaws, EveryGradientLawPasses) {
     options.gen.max_head_dim = options.gen.max_value_dim = 24;
     options.gen.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
     const LawReport r = run_law(law, *example, options);
-    EXPECT_EQ(r.status, LawStatus::pass) << law.name << ": " << r.message << (r.counterexample ? std::string("\n") + r.counterexample->describe() : std::string());
+    EXPECT_EQ(r.status, LawStatus::pass) << law.name << ": " << r.message << "\n"
+                                         << (r.counterexample ? r.counterexample->describe() : std::string());
     EXPECT_GE(r.judged, 20) << law.name;
   }
   if (laws == 0) GTEST_SKIP() << "no gradient law is registered";
