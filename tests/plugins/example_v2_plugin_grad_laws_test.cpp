@@ -34,7 +34,7 @@ TEST(ExampleV2GradLaws, EveryGradientLawPasses) {
     ++laws;
     RunOptions options;
     options.seed = seed;
-    options.cases = 40;
+    options.cases = 100;
     // Shorter rows than the default profile's: the example computes in double, one
     // element at a time, and this runs in CTest next to the other tests.
     options.gen.max_q_len = options.gen.max_kv_len = 24;
@@ -44,6 +44,9 @@ TEST(ExampleV2GradLaws, EveryGradientLawPasses) {
     EXPECT_EQ(r.status, LawStatus::pass) << law.name << ": " << r.message << "\n"
                                          << (r.counterexample ? r.counterexample->describe() : std::string());
     EXPECT_GE(r.judged, 20) << law.name;
+    std::printf("%-36s %s, %d judged, largest q_len %lld kv_len %lld head_dim %lld\n", law.name.c_str(),
+                std::string(law_status_name(r.status)).c_str(), r.judged, static_cast<long long>(r.largest.q_len),
+                static_cast<long long>(r.largest.kv_len), static_cast<long long>(r.largest.head_dim));
   }
   if (laws == 0) GTEST_SKIP() << "no gradient law is registered";
 }
