@@ -39,10 +39,11 @@
 //    is_causal = false) -> (output, attn_weights)
 // On CPU 1.13 has no fused kernel for it: the computation is the math path
 // (scale q, matmul, add the -inf mask, softmax, matmul; from upstream's
-// attention.cpp as remembered, consistent with every experiment here). It is the only
-// libtorch entry point this adapter calls besides tensor plumbing (from_blob,
-// ones/tril, ne, logical_and, logical_not, masked_fill, mul, copy_) and
-// torch::set_num_threads.
+// attention.cpp as remembered, consistent with every experiment here; with
+// requires_grad its output is bit for bit the same, tests/plugins/torch_sdpa_paths_test).
+// It is the only libtorch entry point this adapter calls besides tensor plumbing
+// (from_blob, ones/tril, ne, logical_and, logical_not, masked_fill, mul, copy_),
+// torch::autograd::grad (backward) and torch::set_num_threads.
 //
 // How each ABI field is mapped (docs/torch-findings.md says how each was verified):
 //   dtype     F32 -> kFloat, F64 -> kDouble, BF16 -> kBFloat16 (libtorch's

@@ -186,9 +186,10 @@ inline Gradients decode_gradients(const Case& c, GradEncoded& ge) {
   return g;
 }
 
-// Bytes of a gradient's allocation that are not live elements and were written, one
-// line per view (empty: none). `rows` is the row extent of the view (q_len for dq,
-// kv_len for dk and dv) and `live_rows(b)` how many of them exist in batch b.
+// The elements of a gradient's allocation that are not live and were written, as one
+// line (empty: none). `heads` and `cols` are the view's extents (heads, head_dim for dq;
+// kv_heads, head_dim or value_dim for dk, dv) and `live_rows(b)` the rows (dq) or keys
+// (dk, dv) that exist in batch b.
 template <class LiveRows>
 inline std::string gradient_writes_outside_live(const char* name, const Placed& p, int64_t batch, int64_t heads,
                                                 int64_t cols, LiveRows live_rows) {
