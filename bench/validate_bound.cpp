@@ -14,8 +14,16 @@
 //      built-ins that declare the case's features (all three declare every
 //      feature) and three straightforward implementations in the dtype
 //      (tests/support/plain_v2_attention.h: two-pass, eager 16-bit, streaming).
+//  (grad) with --grad N: N random backward problems from sample_problem
+//      (GenOptions::required has kBackwardFeature, every feature and value
+//      family, every dtype), and --long-rows N more of 4,096 keys per row (or
+//      4,096 rows per key) in f32/f64: the gradients of every built-in with a
+//      backward and of the straightforward backward in the compute type
+//      (tests/support/plain_v2_backward.h, D from O and from P, eager 16-bit) against the
+//      gradient bound (src/oracle/grad_oracle.h); f64 gradients off by a
+//      relative 1e-6 flagged.
 //
-// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--seed S]
+// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--grad N] [--seed S]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,6 +32,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -31,9 +40,11 @@
 
 #include "impls/in_process.h"
 #include "impls/typed_call.h"
+#include "oracle/grad_oracle.h"
 #include "oracle/oracle.h"
 #include "problem/generators.h"
 #include "plain_v2_attention.h"
+#include "plain_v2_backward.h"
 #include "sixteen_bit_attention.h"
 
 using namespace attncheck;
@@ -128,6 +139,59 @@ std::vector<std::pair<std::string, testing::PlainResult>> plain_v2_runs(const Pr
   return r;
 }
 
+// (grad b): f64 gradients off by a relative 1e-6, counted as OffsetTally does;
+// problems whose call passes an lse apart (an f64 backward may normalise with
+// that float: docs/tolerance.md, "Gradients").
+struct GradOffsetTally {
+  long flagged = 0, detectable = 0, cancelling = 0;
+  void add(const Problem& p, const GradOracleResult& g) {
+    Outcome off;
+    off.dq = g.dq, off.dk = g.dk, off.dv = g.dv;
+    bool any = false, can = false;
+    auto scale = [&](std::vector<double>& x, const std::vector<double>& b) {
+      for (size_t k = 0; k < x.size(); ++k)
+        if (x[k] != 0 && std::isfinite(b[k])) {
+          can |= std::abs(x[k]) * 1e-6 > b[k];
+          x[k] *= 1 + 1e-6;
+          any = true;
+        }
+    };
+    scale(off.dq, g.dq_bound);
+    scale(off.dk, g.dk_bound);
+    scale(off.dv, g.dv_bound);
+    if (any && can) { ++detectable; flagged += !compare_grads_to_oracle(p, g, off).ok(); }
+    else if (any) ++cancelling;
+  }
+};
+
+// dout for a backward problem the generators left without one (before they
+// drew it): Gaussian in the dtype on existing rows, NaN on padding rows.
+void ensure_dout(Problem& p, uint64_t seed) {
+  if (p.is_backward()) return;
+  std::mt19937_64 rng(seed ^ 0x5bd1e995u);
+  std::normal_distribution<double> n(0, 1);
+  p.dout.assign(p.shape.out_size(), 0.0);
+  for (int64_t bh = 0; bh < p.shape.batch * p.shape.heads; ++bh)
+    for (int64_t i = 0; i < p.shape.q_len; ++i)
+      for (int64_t c = 0; c < p.shape.value_dim; ++c)
+        p.dout[p.out_at(bh, i, c)] = p.row_exists(bh, i) ? round_to(p.dtype, n(rng)) : NAN;
+}
+
+// The worst ratio error/bound over dq, dk and dv; the first violations are
+// printed to stderr with their case (what a new violation needs to be looked at).
+double grad_worst_ratio(long case_number, const std::string& who, const Problem& p, const GradOracleResult& g,
+                        const std::vector<double>& dq, const std::vector<double>& dk, const std::vector<double>& dv) {
+  Outcome o;
+  o.dq = dq, o.dk = dk, o.dv = dv;
+  const GradComparison c = compare_grads_to_oracle(p, g, o);
+  static int shown = 0;
+  if (!c.ok() && shown < 12) {
+    ++shown;
+    std::fprintf(stderr, "violation (case %ld): %s on %s: %s\n", case_number, who.c_str(), p.header().c_str(), c.message().c_str());
+  }
+  return std::max({c.dq.worst_ratio, c.dk.worst_ratio, c.dv.worst_ratio});
+}
+
 int usage(const char* argv0, int rc) {
   std::fprintf(rc ? stderr : stdout,
                "usage: %s [--cases N] [--long-rows N] [--decode N] [--v2 N] [--seed S]\n"
@@ -136,6 +200,8 @@ int usage(const char* argv0, int rc) {
                "  --decode N     decode-shaped cases: q_len 1..8, kv_len 4096..16384, head_dim and value_dim\n"
                "                 up to 256, every dtype; and (N+3)/4 long f16/bf16 rows for the faulty acc16 (default 0)\n"
                "  --v2 N         random ABI v2 cases, every feature, dtype and value family (default 0)\n"
+               "  --grad N       random backward problems, every feature, dtype and value family, and --long-rows\n"
+               "                 long f32/f64 backward rows (default 0)\n"
                "  --seed S       (default 20261130)\n"
                "Exit 0 when no correct built-in exceeds its bound, every detectable 1e-6 f64 fault is\n"
                "flagged and acc16 is flagged on every decode case where its fault shows.\n",
@@ -146,7 +212,7 @@ int usage(const char* argv0, int rc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long cases = 100000, long_rows = 200, decode = 0, v2 = 0;
+  long cases = 100000, long_rows = 200, decode = 0, v2 = 0, grad = 0;
   uint64_t seed = 20261130;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(argv[0], 0);
@@ -155,6 +221,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--long-rows")) long_rows = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--decode")) decode = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--v2")) v2 = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--grad")) grad = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
     else return usage(argv[0], 2);
   }
@@ -276,6 +343,56 @@ int main(int argc, char** argv) {
     if (p.dtype == DType::f64) v2_offset.add(p, o);
     if (p.dtype == DType::f64 || p.dtype == DType::f32) v2_lse_offset.add(p, o);
   }
+  // Gradients: random backward problems (every feature, family, dtype), then
+  // long f32/f64 rows: 4,096 keys per row (dq's sums) or 4,096 rows per key
+  // (dk's and dv's), accumulated in plain float and double.
+  std::map<std::string, Tally> grad_tallies;
+  GradOffsetTally grad_offset, grad_offset_lse;
+  long grad_builtin_runs = 0;
+  const long grad_long = grad > 0 ? long_rows : 0;
+  for (long c = 0; c < grad + grad_long; ++c) {
+    const bool long_case = c >= grad;
+    GenOptions gg = g;
+    gg.features = kAllFeatures | kBackwardFeature;
+    gg.required = kBackwardFeature;
+    gg.families = kAllFamilies;
+    if (long_case) {
+      gg.dtypes = {DType::f32, DType::f64};
+      gg.max_batch = gg.max_heads = 2;
+      gg.max_head_dim = gg.max_value_dim = 64;
+      gg.families = kGaussian | kSmallInts;
+      gg.mask = false;
+      const bool many_keys = c % 2 == 0;
+      gg.min_kv_len = gg.max_kv_len = many_keys ? 4096 : 8;
+      gg.min_q_len = gg.max_q_len = many_keys ? 2 : 4096;
+    }
+    Problem p = sample_problem(gg, seed * 23 + c, long_case ? 100 : static_cast<int>(c % 101));
+    // ATTNCHECK_GRAD_CASE=N: case N alone, described in full (to look at a violation).
+    const char* only = std::getenv("ATTNCHECK_GRAD_CASE");
+    if (only && std::atol(only) != c) continue;
+    if (only) std::fprintf(stderr, "%s\n", p.describe(100000).c_str());
+    ensure_dout(p, seed * 23 + c);
+    const GradOracleResult go = grad_oracle(p);
+    const std::string key = std::string(dtype_name(p.dtype)) + (long_case ? "/4096" : "");
+    for (auto& impl : impls) {
+      if ((p.features() & ~impl->features()) != 0) continue;  // no backward (yet), or a feature it lacks
+      const Outcome out = impl->run(p);
+      if (out.status != CallStatus::ok) { std::fprintf(stderr, "%s: %s\n", impl->name().c_str(), out.message.c_str()); return 1; }
+      ++grad_builtin_runs;
+      record(grad_tallies, impl->name() + "/" + key + (p.lse_requested ? "/lse" : ""),
+             grad_worst_ratio(c, impl->name(), p, go, out.dq, out.dk, out.dv));
+    }
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool via_p = variant % 2 == 1, eager16 = variant >= 2;
+      if (eager16 && compute_dtype(p.dtype) == p.dtype) continue;
+      const testing::PlainGrads x = compute_dtype(p.dtype) == DType::f64
+                                        ? testing::plain_backward<double>(p, via_p)
+                                        : testing::plain_backward<float>(p, via_p, eager16);
+      const char* name = variant == 0 ? "plain-bwd-o/" : variant == 1 ? "plain-bwd-p/" : variant == 2 ? "plain-eager16-o/" : "plain-eager16-p/";
+      record(grad_tallies, std::string(name) + key + (p.lse_requested ? "/lse" : ""), grad_worst_ratio(c, name, p, go, x.dq, x.dk, x.dv));
+    }
+    if (p.dtype == DType::f64) (p.lse_requested ? grad_offset_lse : grad_offset).add(p, go);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("bound validation: %ld random cases (seed %llu), %ld rows of kv_len 4096, %ld decode cases"
               " (q_len 1..8, kv_len 4096..16384, head_dim/value_dim up to 256); %.0f s\n",
@@ -300,7 +417,18 @@ int main(int argc, char** argv) {
     std::printf("(b) v2 f32/f64 lse off by a relative 1e-6: flagged in %ld of %ld cases\n", v2_lse_offset.flagged,
                 v2_lse_offset.detectable);
   }
+  if (grad > 0) {
+    std::printf("grad: %ld random backward problems (sample_problem, every feature and value family, every dtype) and"
+                " %ld long f32/f64 ones (4,096 keys per row or 4,096 rows per key); %ld built-in backward runs\n",
+                grad, grad_long, grad_builtin_runs);
+    print(grad_tallies);
+    std::printf("(grad b) f64 gradients off by a relative 1e-6: flagged in %ld of %ld cases (%ld more ill-conditioned);"
+                " with an lse passed (a float the backward may normalise with): %ld of %ld (%ld more)\n",
+                grad_offset.flagged, grad_offset.detectable, grad_offset.cancelling, grad_offset_lse.flagged,
+                grad_offset_lse.detectable, grad_offset_lse.cancelling);
+  }
   for (auto& [k, t] : v2_tallies) tallies[k + " (v2)"] = t;
+  for (auto& [k, t] : grad_tallies) tallies[k + " (grad)"] = t;
   bool acc16_ok = true;
   for (const auto& [dt, n] : acc16_cases) {
     std::printf("(d) acc16 (accumulating in %s) flagged in %ld of %ld long %s rows (the least flagged at %.3gx the bound)\n",
@@ -310,7 +438,8 @@ int main(int argc, char** argv) {
   long total_violations = 0;
   for (auto& [k, t] : tallies) total_violations += t.violations;
   return total_violations == 0 && offset.flagged == offset.detectable && decode_offset.flagged == decode_offset.detectable &&
-                 v2_offset.flagged == v2_offset.detectable && v2_lse_offset.flagged == v2_lse_offset.detectable && acc16_ok
+                 v2_offset.flagged == v2_offset.detectable && v2_lse_offset.flagged == v2_lse_offset.detectable && acc16_ok &&
+                 grad_offset.flagged == grad_offset.detectable && grad_offset_lse.flagged == grad_offset_lse.detectable
              ? 0
              : 1;
 }

@@ -33,4 +33,12 @@ inline std::string undeclared_features(const Problem& problem, FeatureBits decla
   return "not called: the problem uses " + feature_list(missing) + ", which the implementation does not declare";
 }
 
+// The spec hands a backward call the implementation's own lse whenever it
+// declares LSE (NULL otherwise), as FlashAttention's backward takes it: a
+// backward problem that does not ask for the lse is run asking for it, for
+// such an implementation, and the lse is dropped from the outcome.
+inline bool backward_needs_lse(const Problem& problem, FeatureBits declared) {
+  return problem.is_backward() && !problem.lse_requested && (declared & ATTNCHECK_FEATURE_LSE);
+}
+
 }  // namespace attncheck

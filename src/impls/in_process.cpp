@@ -10,6 +10,13 @@
 namespace attncheck {
 
 Outcome InProcessImplementation::run(const Problem& problem) {
+  if (backward_needs_lse(problem, features())) {
+    Problem with_lse = problem;
+    with_lse.lse_requested = true;
+    Outcome o = run(with_lse);
+    o.lse.clear();
+    return o;
+  }
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
   const CallLayout layout = layout_for(problem, forward_v2_ ? 2 : 1);

@@ -59,8 +59,13 @@ double oracle_detail::sink_limit(const Problem& p) {
   return std::min(max_finite(compute), compute != p.dtype ? max_finite(p.dtype) : kInf) / 2;
 }
 
-bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
+namespace {
+
+// row_in_finite_domain's tests; `sees_key` is whether the row sees a key (the
+// last condition, which row_representable leaves out).
+bool row_domain(const Problem& p, int64_t bh, int64_t i, bool& sees_key) {
   const Shape& sh = p.shape;
+  sees_key = false;
   if (!p.row_exists(bh, i)) return false;  // padding: not judged, never read
   // docs/tolerance.md, "The representable domain": what the arithmetic of
   // compute_dtype(t) must hold (the dot products' partial sums, the
@@ -132,9 +137,22 @@ bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
   // combination of their values.)
   for (double s : col_sum)
     if (!(s < half_compute)) return false;
+  sees_key = sees_any;
+  return true;
+}
+
+}  // namespace
+
+bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i) {
+  bool sees_key = false;
   // A row that sees no key computes nothing: its zeros are a convention of the
   // ABI, judged by fully_masked_rows_zero alone, not by the arithmetic laws.
-  return sees_any;
+  return row_domain(p, bh, i, sees_key) && sees_key;
+}
+
+bool row_representable(const Problem& p, int64_t bh, int64_t i) {
+  bool sees_key = false;
+  return row_domain(p, bh, i, sees_key);
 }
 
 void judge_empty_rows_as_zeros(OracleResult& o) {

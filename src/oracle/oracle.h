@@ -60,6 +60,11 @@ void judge_empty_rows_as_zeros(OracleResult& o);
 // representable too (docs/tolerance.md, "Version 2").
 bool row_in_finite_domain(const Problem& p, int64_t bh, int64_t i);
 bool in_finite_domain(const Problem& p);  // every row
+// The same tests without "the row sees a key": whether a dense kernel's
+// products for the row (formed, then masked) stay finite. The gradient
+// oracle asks it of rows that see no key, whose NaN a kernel may multiply
+// into every key's dk by zero weights.
+bool row_representable(const Problem& p, int64_t bh, int64_t i);
 
 // Result of comparing an output against the oracle.
 struct Comparison {

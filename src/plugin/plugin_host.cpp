@@ -144,6 +144,13 @@ Outcome PluginImplementation::run(const Problem& problem) {
     return o;
   }
   if (cannot_restart_) return *cannot_restart_;
+  if (backward_needs_lse(problem, features())) {
+    Problem with_lse = problem;
+    with_lse.lse_requested = true;
+    Outcome o = run(with_lse);
+    o.lse.clear();
+    return o;
+  }
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
   const CallLayout layout = layout_for(problem, static_cast<int>(abi_));

@@ -24,6 +24,7 @@ namespace {
 enum class Mode { correct, forward_skips_out, backward_writes_out, backward_unsupported, backward_skips_dv };
 Mode g_mode = Mode::correct;
 int g_backward_calls = 0;
+bool g_backward_saw_lse = false;
 
 int64_t at(const int64_t* stride, int64_t b, int64_t h, int64_t r, int64_t x) {
   return b * stride[0] + h * stride[1] + r * stride[2] + x * stride[3];
@@ -47,6 +48,7 @@ int echo_forward(const attncheck_call_v2* c, char*, size_t) {  // f64 only
 
 int echo_backward(const attncheck_call_v2* c, const attncheck_grad* g, char* err, size_t err_len) {
   ++g_backward_calls;
+  g_backward_saw_lse = c->lse != nullptr;
   if (g_mode == Mode::backward_unsupported) {
     std::snprintf(err, err_len, "no gradients with lengths");
     return ATTNCHECK_UNSUPPORTED;
@@ -89,10 +91,11 @@ Problem backward_problem() {
   return p;
 }
 
-Outcome run_in(Mode mode, const Problem& p, bool with_backward = true) {
+Outcome run_in(Mode mode, const Problem& p, bool with_backward = true, FeatureBits declared = kAllFeatures) {
   g_mode = mode;
   g_backward_calls = 0;
-  InProcessImplementation impl("echo-grad", echo_forward, kAllFeatures, with_backward ? echo_backward : nullptr);
+  g_backward_saw_lse = false;
+  InProcessImplementation impl("echo-grad", echo_forward, declared, with_backward ? echo_backward : nullptr);
   return impl.run(p);
 }
 
@@ -125,15 +128,28 @@ TEST(InProcessGrad, ForwardThenBackwardOnTheSameCall) {
   EXPECT_EQ(o.lse[2], 2.5);
 }
 
-TEST(InProcessGrad, WithoutLseBackwardGetsNone) {
+TEST(InProcessGrad, WithoutLseDeclaredBackwardGetsNone) {
+  Problem p = backward_problem();
+  p.lse_requested = false;
+  const FeatureBits no_lse = kAllFeatures & ~ATTNCHECK_FEATURE_LSE;
+  const Outcome o = run_in(Mode::correct, p, true, no_lse);
+  ASSERT_EQ(o.status, CallStatus::ok) << o.message;
+  EXPECT_FALSE(g_backward_saw_lse);
+  EXPECT_TRUE(o.lse.empty());
+  EXPECT_EQ(o.dq[p.q_at(3, 1, 1)], p.dout[p.out_at(3, 1, 1)]);
+  const Outcome bad = run_in(Mode::backward_writes_out, p, true, no_lse);
+  EXPECT_EQ(bad.status, CallStatus::out_of_bounds_write) << bad.message;
+}
+
+// The spec: backward gets the implementation's own lse whenever it declares
+// LSE, whether or not the problem asked for one (the outcome then has none).
+TEST(InProcessGrad, WithLseDeclaredBackwardGetsItsOwnLseEvenUnasked) {
   Problem p = backward_problem();
   p.lse_requested = false;
   const Outcome o = run_in(Mode::correct, p);
   ASSERT_EQ(o.status, CallStatus::ok) << o.message;
+  EXPECT_TRUE(g_backward_saw_lse);
   EXPECT_TRUE(o.lse.empty());
-  EXPECT_EQ(o.dq[p.q_at(3, 1, 1)], p.dout[p.out_at(3, 1, 1)]);
-  const Outcome bad = run_in(Mode::backward_writes_out, p);
-  EXPECT_EQ(bad.status, CallStatus::out_of_bounds_write) << bad.message;
 }
 
 TEST(InProcessGrad, AForwardFaultIsForwardsAndBackwardIsNotCalled) {
