@@ -13,7 +13,7 @@
 
 project=$SRC/attncheck
 build=$WORK/attncheck-build
-targets="fuzz_differential fuzz_overflow fuzz_case_file"
+targets="fuzz_differential fuzz_overflow fuzz_case_file fuzz_gradients"
 
 # CMAKE_BUILD_TYPE=Fuzz is no build type CMake knows: it adds no flags of its own,
 # so $CFLAGS/$CXXFLAGS alone decide optimisation and instrumentation.

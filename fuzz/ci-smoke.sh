@@ -7,7 +7,8 @@
 # are kept and printed. Prints each target's exec/s.
 #
 # Environment (all optional):
-#   FUZZ_SMOKE_SECONDS   seconds per target (default: 20 for fuzz_differential, 10 for the others)
+#   FUZZ_SMOKE_SECONDS   seconds per target (default: 20 for fuzz_differential, 5 for fuzz_gradients,
+#                        10 for the others)
 #   FUZZ_SMOKE_SEED      libFuzzer -seed (default: random; the log prints the one used)
 #   FUZZ_SMOKE_DIR       where SRC, WORK, OUT, logs, artifacts and case files go (default: a new temp dir)
 #   CC CXX CFLAGS CXXFLAGS LIB_FUZZING_ENGINE SRC WORK OUT: as for build.sh; defaults below
@@ -51,7 +52,8 @@ summary=()
 for bin in "$OUT"/fuzz_*; do
   [ -f "$bin" ] && [ -x "$bin" ] || continue
   t=$(basename "$bin")
-  seconds=${FUZZ_SMOKE_SECONDS:-$([ "$t" = fuzz_differential ] && echo 20 || echo 10)}
+  case "$t" in fuzz_differential) default=20 ;; fuzz_gradients) default=5 ;; *) default=10 ;; esac
+  seconds=${FUZZ_SMOKE_SECONDS:-$default}
   corpus=$dir/corpus/$t
   rm -rf "$corpus" && mkdir -p "$corpus" "$dir/artifacts"
   if [ -f "$OUT/${t}_seed_corpus.zip" ]; then

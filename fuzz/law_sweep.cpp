@@ -24,8 +24,11 @@ std::vector<const Law*> narrowed(std::vector<const Law*> laws) {
   const char* env = std::getenv("ATTNCHECK_FUZZ_LAWS");
   const char* skip = std::getenv("ATTNCHECK_FUZZ_SKIP_LAWS");
   std::vector<const Law*> kept;
-  for (const Law* l : laws)
-    if ((!env || !*env || listed(env, l->name)) && !(skip && *skip && listed(skip, l->name))) kept.push_back(l);
+  for (const Law* l : laws) {
+    // nullptr: fuzz_gradients' own oracle comparison, the law grad_matches_oracle.
+    const std::string name = l ? l->name : std::string("grad_matches_oracle");
+    if ((!env || !*env || listed(env, name)) && !(skip && *skip && listed(skip, name))) kept.push_back(l);
+  }
   if (kept.empty()) {
     std::fprintf(stderr, "attncheck fuzz: ATTNCHECK_FUZZ_LAWS / ATTNCHECK_FUZZ_SKIP_LAWS leave none of this target's laws\n");
     std::exit(2);
@@ -58,6 +61,20 @@ std::vector<std::unique_ptr<Implementation>> references() {
   for (const BuiltinInfo& b : builtins())
     if (b.kind == BuiltinKind::reference) impls.push_back(make_builtin(b.name));
   return impls;
+}
+
+std::vector<std::unique_ptr<Implementation>> backward_references() {
+  std::vector<std::unique_ptr<Implementation>> impls;
+  for (auto& i : references())
+    if (i->features() & kBackwardFeature) impls.push_back(std::move(i));
+  return impls;
+}
+
+std::vector<const Law*> gradient_judges() {
+  std::vector<const Law*> judges{nullptr};
+  for (const Law& l : all_laws())
+    if (l.cheap && (l.required & kBackwardFeature) && l.name != "grad_matches_oracle") judges.push_back(&l);
+  return narrowed(std::move(judges));
 }
 
 Pick pick_pair(const std::vector<std::unique_ptr<Implementation>>& impls, const std::vector<const Law*>& laws,

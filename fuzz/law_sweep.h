@@ -43,6 +43,15 @@ std::vector<const Law*> laws_named(std::initializer_list<std::string_view> names
 // that every law must pass.
 std::vector<std::unique_ptr<Implementation>> references();
 
+// The references that have a backward (kBackwardFeature among their features).
+std::vector<std::unique_ptr<Implementation>> backward_references();
+
+// fuzz_gradients' judges: nullptr first, which stands for the gradient oracle
+// (the target compares with grad_oracle itself; ATTNCHECK_FUZZ_LAWS names it
+// grad_matches_oracle), then every cheap law about gradients (Law::required
+// has kBackwardFeature) but grad_matches_oracle, in catalogue order.
+std::vector<const Law*> gradient_judges();
+
 struct Pick {
   std::vector<Implementation*> impls;
   std::vector<const Law*> laws;

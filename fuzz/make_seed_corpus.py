@@ -79,12 +79,16 @@ FEATURE = {"mask_broadcast": 1 << 0, "gqa": 1 << 2, "strides": 1 << 3, "lengths"
 
 
 def problem(dtype="f32", batch=1, heads=1, q_len=2, kv_len=2, head_dim=2, value_dim=2, causal="none",
-            scale=None, mask="none", q=None, k=None, v=None, mask_bytes=(), v2=None):
+            scale=None, mask="none", q=None, k=None, v=None, mask_bytes=(), v2=None, grad=None):
     """Bytes for one call. scale: None (default) or a selector 128..255 (see scale_of).
     q, k, v: functions n -> element (see Reader.element), or lists cycled to the size.
     v2: None (a v1 call), or (features, items): the names of FEATURE present and, in the
     order decode_features reads them, its bytes (ints) and elements (("e", x), see Reader.element;
-    bias elements in the call's dtype, slopes and sinks in f32)."""
+    bias elements in the call's dtype, slopes and sinks in f32).
+    grad: None (a forward call), or (dout, padding, views, view_bytes) for decode_backward_problem:
+    dout elements (cycled to [batch][heads][q_len][value_dim]), the padding selector (0 decoded,
+    1 NaN, 2 +max, 3 -max), the views selector (0 dense, 1 like q, 2 each its own, 3 like the
+    forward views) and, for 2, the 16 bytes of the dout, dq, dk, dv layouts."""
     r = Reader()
     r.in_range(0, 3, DTYPES[dtype])
     r.in_range(1, CAPS["batch"], batch)
@@ -117,6 +121,16 @@ def problem(dtype="f32", batch=1, heads=1, q_len=2, kv_len=2, head_dim=2, value_
                 r.element(item[1], item[2])  # ("e", dtype, value)
             else:
                 r.u8(item)
+    if grad is not None:
+        if v2 is None:
+            r.in_range(0, 65535, 0)  # no v2 field
+        dout, padding, views, view_bytes = grad
+        for i in range(bh * q_len * value_dim):
+            r.element(dtype, dout[i % len(dout)])
+        r.u8(padding)
+        r.u8(views)
+        for b in view_bytes:
+            r.u8(b)
     return r.data()
 
 
@@ -170,6 +184,44 @@ def differential_seeds():
                                            v2=(["mask_broadcast", "sinks"],
                                                [0b010]                          # the mask varies by head only
                                                + [("e", "f32", "1000"), ("e", "f32", "-64")])),
+    }
+
+
+def gradient_seeds():
+    """Backward problems (fuzz_gradients): the forward calls of differential_seeds' kind, then dout."""
+    return {
+        "f32_small": problem(grad=([1, -0.5, 2, 0.25], 0, 0, [])),
+        "f64_top_left_mask": problem("f64", q_len=4, kv_len=4, head_dim=3, value_dim=2, causal="top_left",
+                                     mask="bits", mask_bytes=[0b10110111, 0b11101101],
+                                     grad=([0.5, -1, 0, 3, -0.125], 0, 0, [])),
+        # Rows that see no key (their dq must be zero), a zero row of dout.
+        "f16_empty_rows": problem("f16", q_len=4, kv_len=3, mask="empty_rows", mask_bytes=[0x01, 0xfe, 0x54, 0x00],
+                                  grad=([0, 0, 1, -2, 0.25, 0.75], 0, 0, [])),
+        "bf16_huge_logits": problem("bf16", q_len=3, kv_len=5, head_dim=4, value_dim=1, scale=131,
+                                    q=["1000", "-64", "2"], k=["64", "1", "-1000"], grad=(["64", -1, "0.5"], 0, 0, [])),
+        # 2 heads over 1 kv head, strided forward views, kv_lens {3, 0}; dout's gradient views each
+        # its own (dout BSHD with a row gap, dq with odd gaps, dk and dv in other orders).
+        "v2_gqa_bshd_lengths_own_views": problem(
+            "f32", batch=2, heads=2, q_len=3, kv_len=4, head_dim=2, value_dim=3,
+            v2=(["gqa", "strides", "lengths", "lse"],
+                [0, 1, 0, 0, 1, 2, 0, 3, 0, 0, 0, 0, 0, 1, 7, 1, 0,
+                 3, 2, 1, 3, 0, 1]),  # q_lens {2, 1} and kv_lens {3, 0}; padding NaN
+            grad=([1, -0.5, 0.25, 2, "-1"], 1, 2, [1, 0, 0, 3,  0, 1, 3, 5,  5, 0, 2, 0,  2, 7, 0, 0])),
+        # A bias, a window, a soft-cap of 5 and ALiBi; gradient views like the forward ones (none strided here).
+        "v2_bias_window_softcap_alibi": problem("f64", heads=2, q_len=3, kv_len=5, causal="bottom_right",
+                                                v2=(["window", "softcap", "bias", "alibi"],
+                                                    [2, 3, 4, 0b101]
+                                                    + [("e", "f64", x) for x in ["-inf", 0.5, -1, 2, 0] * 3]
+                                                    + [0]),
+                                                grad=([0.5, -2, 1, 0.125], 0, 3, [])),
+        # Sinks far from the logits, q_lens {1} with huge padding in dout, every gradient view like q's (BSHD).
+        "v2_sinks_lengths_views_like_q": problem("bf16", heads=2, q_len=3, kv_len=3,
+                                                 v2=(["strides", "lengths", "sinks"],
+                                                     [1, 0, 0, 0,  0, 0, 0, 0,  0, 0, 0, 0,  1, 0, 0, 0,
+                                                      1, 1, 2]  # q_lens {1}; padding +max
+                                                     + [("e", "f32", "1000"), ("e", "f32", "-64")]),
+                                                 grad=([1, -1, 0.5], 2, 1, [])),
+        "empty": b"",
     }
 
 
@@ -252,6 +304,15 @@ def case_file_seeds():
         "good_schema2_every_field.json": text(schema2_case()),
         "bad_schema2_kv_heads.json": text(schema2_case(kv_heads=3)),
         "bad_schema2_layout.json": text(schema2_case(layouts={"q": {"order": ["batch", "row", "row"]}})),
+        # A backward problem (dout [1][4][2][1], q_lens {1}: rows 1 are padding) and strided gradient views.
+        "good_schema2_backward.json": text(schema2_case(
+            dout=["0x1p+0", "nan", "-0x1p-1", "nan", "0x0p+0", "nan", "0x1.8p+1", "nan"],
+            layouts=dict(schema2_case()["problem"]["layouts"],
+                         dout={"order": ["batch", "row", "head"], "gap": {"batch": 0, "head": 1, "row": 0}},
+                         dq={"order": ["head", "batch", "row"], "gap": {"batch": 0, "head": 0, "row": 5}},
+                         dk={"order": ["batch", "head", "row"], "gap": {"batch": 3, "head": 0, "row": 0}},
+                         dv={"order": ["row", "head", "batch"], "gap": {"batch": 0, "head": 2, "row": 1}}))),
+        "bad_schema2_dout_length.json": text(schema2_case(dout=["0x1p+0"] * 7)),
         "bad_not_json.json": b"{\"law\": [1, 2, {\"q\": nul",
     }
     return seeds
@@ -281,7 +342,8 @@ def case_file_dictionary():
             "value_dim", "causal", "scale", "q", "k", "v", "mask", "history", "implementation", "source", "seed",
             "found_by", "message", "diagnosis", "date", "kv_heads", "mask_broadcast", "bias", "bias_broadcast",
             "per_batch", "per_head", "per_row", "q_lens", "kv_lens", "window_left", "window_right", "softcap",
-            "alibi_slopes", "sinks", "lse_requested", "layouts", "order", "gap", "out", "row", "head"]
+            "alibi_slopes", "sinks", "lse_requested", "layouts", "order", "gap", "out", "row", "head",
+            "dout", "dq", "dk", "dv"]
     words = ["f32", "f64", "f16", "bf16", "none", "top_left", "bottom_right", "default", "nan", "-nan", "inf",
              "-inf", "0x1p+0", "-0x0p+0", "0x1.8p+1", "0x1p-1074", "0x1.fffffffffffffp+1023", "0x1p-24",
              "builtin:reference", "plugin:/p.so", "libfuzzer", "rapidcheck", "manual", "matches_oracle", "1011",
@@ -311,6 +373,7 @@ def main():
     write("fuzz_plugin", picked({k: v for k, v in differential_seeds().items() if k != "f64_raw_bits"}))
     overflow = overflow_seeds()
     write("fuzz_overflow", picked(overflow, {k: 1 if ("nan" in k or "inf" in k) else 0 for k in overflow}))
+    write("fuzz_gradients", picked(gradient_seeds()))
     write("fuzz_case_file", case_file_seeds())
     os.makedirs(os.path.join(HERE, "dicts"), exist_ok=True)
     for name, text in (("problem.dict", problem_dictionary()), ("case_file.dict", case_file_dictionary())):

@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-targets=(fuzz_differential fuzz_overflow fuzz_case_file)
+targets=(fuzz_differential fuzz_overflow fuzz_case_file fuzz_gradients)
 if [ -n "${ATTNCHECK_PLUGIN:-}" ]; then targets+=(fuzz_plugin); fi
 mkdir -p "$work"
 export ATTNCHECK_REGRESSION_DIR=${ATTNCHECK_REGRESSION_DIR:-$work/regressions}

@@ -298,23 +298,41 @@ void decode_features(FuzzedDataProvider& in, ValueMix mix, FeatureBits allowed, 
   if ((w & ATTNCHECK_FEATURE_LSE) && (allowed & ATTNCHECK_FEATURE_LSE)) p.lse_requested = true;
 }
 
-}  // namespace
-
-const DecoderLimits& DecoderLimits::from_env() {
-  static const DecoderLimits limits = [] {
-    DecoderLimits l;
-    l.max_batch = env_cap("ATTNCHECK_FUZZ_MAX_BATCH", l.max_batch);
-    l.max_heads = env_cap("ATTNCHECK_FUZZ_MAX_HEADS", l.max_heads);
-    l.max_len = env_cap("ATTNCHECK_FUZZ_MAX_LEN", l.max_len);
-    l.max_dim = env_cap("ATTNCHECK_FUZZ_MAX_DIM", l.max_dim);
-    return l;
-  }();
-  return limits;
+// ---- a backward problem's fields, decoded after the v2 fields -------------
+// (decode_backward_problem). In reading order:
+//   dout    one element per entry of [batch][heads][q_len][value_dim] (element())
+//   padding 1 byte: what dout's padding rows hold, as fill_padding (0 the
+//           decoded values, 1 NaN, 2 +max, 3 -max), read even without lengths
+//   views   1 byte (% 4): 0 dense gradient views; 1 all four like q's; 2 each
+//           its own (dout, dq, dk, dv: 4 bytes each, layout_of); 3 like the
+//           forward views (dout as out, dq as q, dk as k, dv as v: PyTorch's
+//           gradients take their tensor's strides). Dropped without STRIDES.
+// Missing bytes are zero: dout all zero, dense views.
+void decode_gradients(FuzzedDataProvider& in, ValueMix mix, FeatureBits allowed, Problem& p) {
+  const Shape& s = p.shape;
+  const std::array<double, 16> pal = palette(p.dtype);
+  p.dout.resize(static_cast<std::size_t>(s.out_size()));
+  for (double& x : p.dout) x = element(in, p.dtype, pal, mix);
+  const uint8_t how = in.ConsumeIntegral<uint8_t>() % 4;
+  if (how != 0) {
+    double fill = how == 1 ? kNaN : how == 2 ? max_finite(p.dtype) : -max_finite(p.dtype);
+    if (mix == ValueMix::finite_only) fill = fold_to_finite(p.dtype, fill);
+    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+      for (int64_t i = p.q_len_of(bh / s.heads); i < s.q_len; ++i)
+        for (int64_t c = 0; c < s.value_dim; ++c) p.dout[p.out_at(bh, i, c)] = fill;
+  }
+  ViewLayouts& l = p.layouts;
+  TensorLayout views[4];  // dout, dq, dk, dv
+  switch (in.ConsumeIntegral<uint8_t>() % 4) {
+    case 1: for (TensorLayout& v : views) v = l.q; break;
+    case 2: for (TensorLayout& v : views) v = layout_of(in); break;
+    case 3: views[0] = l.out, views[1] = l.q, views[2] = l.k, views[3] = l.v; break;
+    default: break;
+  }
+  if (allowed & ATTNCHECK_FEATURE_STRIDES) l.dout = views[0], l.dq = views[1], l.dk = views[2], l.dv = views[3];
 }
 
-Problem decode_problem(const uint8_t* data, std::size_t size, ValueMix mix, FeatureBits allowed,
-                       const DecoderLimits& limits) {
-  FuzzedDataProvider in(data, size);
+Problem decode_from(FuzzedDataProvider& in, ValueMix mix, FeatureBits allowed, const DecoderLimits& limits) {
   Problem p;
   p.dtype = all_dtypes()[in.ConsumeIntegralInRange<std::size_t>(0, all_dtypes().size() - 1)].type;
   Shape& s = p.shape;
@@ -341,6 +359,34 @@ Problem decode_problem(const uint8_t* data, std::size_t size, ValueMix mix, Feat
   if (mask_kind != MaskKind::none) fill_mask(in, mask_kind, p);
   if (!(allowed & ATTNCHECK_FEATURE_MASK)) p.mask.clear();
   decode_features(in, mix, allowed, p);
+  return p;
+}
+
+}  // namespace
+
+const DecoderLimits& DecoderLimits::from_env() {
+  static const DecoderLimits limits = [] {
+    DecoderLimits l;
+    l.max_batch = env_cap("ATTNCHECK_FUZZ_MAX_BATCH", l.max_batch);
+    l.max_heads = env_cap("ATTNCHECK_FUZZ_MAX_HEADS", l.max_heads);
+    l.max_len = env_cap("ATTNCHECK_FUZZ_MAX_LEN", l.max_len);
+    l.max_dim = env_cap("ATTNCHECK_FUZZ_MAX_DIM", l.max_dim);
+    return l;
+  }();
+  return limits;
+}
+
+Problem decode_problem(const uint8_t* data, std::size_t size, ValueMix mix, FeatureBits allowed,
+                       const DecoderLimits& limits) {
+  FuzzedDataProvider in(data, size);
+  return decode_from(in, mix, allowed & ~kBackwardFeature, limits);
+}
+
+Problem decode_backward_problem(const uint8_t* data, std::size_t size, ValueMix mix, FeatureBits allowed,
+                                const DecoderLimits& limits) {
+  FuzzedDataProvider in(data, size);
+  Problem p = decode_from(in, mix, allowed & ~kBackwardFeature, limits);
+  decode_gradients(in, mix, allowed, p);
   return p;
 }
 

@@ -18,7 +18,8 @@
 //   field's bytes (problem_decoder.cpp, decode_features: kv_heads, layouts with
 //   odd gaps, lengths and their padding, window, softcap, bias, ALiBi, sinks,
 //   lse, a broadcast mask). Missing bytes are zero and zero is "none", so an
-//   input from before v2 decodes to the call it always meant.
+//   input from before v2 decodes to the call it always meant. A backward
+//   problem (decode_backward_problem) reads dout and the gradient views after them.
 // The v2 fields (and MASK, CAUSAL) outside `allowed` are read and dropped:
 // pass the features of the implementation under test.
 //
@@ -48,7 +49,20 @@ enum class ValueMix {
   finite_only,  // the same, with non-finite values folded to ±max_finite: every input finite
 };
 
+// A forward problem (the backward bit in `allowed` is ignored: a target that
+// passes impl.features() keeps decoding the calls it always did).
 Problem decode_problem(const uint8_t* data, std::size_t size, ValueMix mix, FeatureBits allowed = kV1Features,
                        const DecoderLimits& limits = DecoderLimits::from_env());
+
+// A backward problem: the forward problem decode_problem makes of the same
+// bytes, then dout [batch][heads][q_len][value_dim] element by element, what
+// its padding rows hold, and the gradient views (problem_decoder.cpp,
+// decode_gradients; the views only when `allowed` has STRIDES). Always
+// backward, whatever `allowed` says of kBackwardFeature.
+//
+// Example usage (fuzz_gradients.cpp):
+//   const Problem p = decode_backward_problem(data, size, ValueMix::any, impl.features());
+Problem decode_backward_problem(const uint8_t* data, std::size_t size, ValueMix mix, FeatureBits allowed = kV1Features,
+                                const DecoderLimits& limits = DecoderLimits::from_env());
 
 }  // namespace attncheck::fuzz

@@ -46,6 +46,13 @@
 //       "layouts": {"q": {"order": ["batch", "row", "head"], "gap": {"batch": 0, "head": 0, "row": 3}},
 //                   "k": {...}, "v": {...}, "out": {...}}   // axes outermost first; unused elements
 //                                            // after each step of an axis
+// A backward problem (Problem::dout non-empty) also has, written only for one
+// (a forward problem's file is what it was before gradients), optional when read:
+//       "layouts": {..., "dout": {...}, "dq": {...}, "dk": {...}, "dv": {...}},
+//                                            // the gradient views (dense when absent; refused without dout)
+//       "dout": [ "0x1p-1", "nan", ... ]      // [batch][heads][q_len][value_dim] (out's shape), in the
+//                                            // dtype; padding rows may hold anything (NaN included).
+//                                            // Absent or null: a forward problem.
 //
 // Example usage:
 //   CaseRecord rec{.problem = failing, .law = "matches_oracle", .implementation = impl.name(),

@@ -66,6 +66,16 @@ uint64_t case_content_hash(const CaseRecord& rec) {
       for (uint8_t a : l->order) f.u64(a);
       for (int64_t g : l->gap) f.i64(g);
     }
+    // A backward problem's own fields, only for one: every forward case keeps its hash.
+    if (p.is_backward()) {
+      f.u64(kBackwardFeature);  // the gradient fields follow
+      f.u64(p.dout.size());
+      for (double x : p.dout) f.real(x);
+      for (const TensorLayout* l : {&p.layouts.dout, &p.layouts.dq, &p.layouts.dk, &p.layouts.dv}) {
+        for (uint8_t a : l->order) f.u64(a);
+        for (int64_t g : l->gap) f.i64(g);
+      }
+    }
   }
   return f.value;
 }

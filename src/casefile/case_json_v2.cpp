@@ -20,7 +20,7 @@ constexpr const char* kAxisNames[3] = {"batch", "head", "row"};
 // The schema-2 keys of "problem", for refusing them in a schema-1 file.
 constexpr const char* kSchema2Keys[] = {"kv_heads", "mask_broadcast", "bias", "bias_broadcast", "q_lens",
                                         "kv_lens", "window_left", "window_right", "softcap", "alibi_slopes",
-                                        "sinks", "lse_requested", "layouts"};
+                                        "sinks", "lse_requested", "layouts", "dout"};
 
 void write_floats(std::ostringstream& os, const std::vector<double>& t, int64_t cols) {
   os << "[";
@@ -154,12 +154,20 @@ void write_schema2_fields(std::ostringstream& os, const Problem& p) {
   }
   os << ",\n    \"lse_requested\": " << (p.lse_requested ? "true" : "false") << ",\n    \"layouts\": {";
   const std::pair<const char*, const TensorLayout*> views[] = {
-      {"q", &p.layouts.q}, {"k", &p.layouts.k}, {"v", &p.layouts.v}, {"out", &p.layouts.out}};
-  for (std::size_t i = 0; i < 4; ++i) {
+      {"q", &p.layouts.q},       {"k", &p.layouts.k},   {"v", &p.layouts.v},   {"out", &p.layouts.out},
+      {"dout", &p.layouts.dout}, {"dq", &p.layouts.dq}, {"dk", &p.layouts.dk}, {"dv", &p.layouts.dv}};
+  // The gradient views only in a backward problem's file: a forward problem's
+  // file is what it was before gradients existed.
+  const std::size_t count = p.is_backward() ? 8 : 4;
+  for (std::size_t i = 0; i < count; ++i) {
     os << (i ? ",\n      \"" : "\n      \"") << views[i].first << "\": ";
     write_layout(os, *views[i].second);
   }
   os << "\n    }";
+  if (p.is_backward()) {
+    os << ",\n    \"dout\": ";
+    write_floats(os, p.dout, s.value_dim);
+  }
 }
 
 int64_t read_kv_heads(const CaseReader& r, const json& pj, const Shape& s) {
@@ -205,17 +213,27 @@ void read_schema2_fields(const CaseReader& r, const json& pj, Problem& p) {
   p.alibi_slopes = read_per_head(r, pj, "alibi_slopes", s.heads);
   p.sinks = read_per_head(r, pj, "sinks", s.heads);
   if (const json* lse = r.optional(pj, "lse_requested")) p.lse_requested = r.boolean(*lse, "problem.lse_requested");
+  // A backward problem: dout has out's shape [batch][heads][q_len][value_dim]
+  // (its size was checked with out's before anything was read).
+  if (const json* dout = r.optional(pj, "dout")) p.dout = r.floats(*dout, "problem.dout", s.out_size(), p.dtype);
   if (const json* layouts = r.optional(pj, "layouts")) {
-    if (!layouts->is_object()) r.fail("problem.layouts must be an object with q, k, v, out");
+    if (!layouts->is_object()) r.fail("problem.layouts must be an object with q, k, v, out (and dout, dq, dk, dv)");
     const int64_t kvh = s.kv_head_count();
-    const std::tuple<const char*, TensorLayout*, std::array<int64_t, 4>> views[] = {
-        {"q", &p.layouts.q, {s.batch, s.heads, s.q_len, s.head_dim}},
-        {"k", &p.layouts.k, {s.batch, kvh, s.kv_len, s.head_dim}},
-        {"v", &p.layouts.v, {s.batch, kvh, s.kv_len, s.value_dim}},
-        {"out", &p.layouts.out, {s.batch, s.heads, s.q_len, s.value_dim}}};
-    for (const auto& [name, layout, extents] : views)
-      if (const json* l = r.optional(*layouts, name))
-        *layout = read_layout(r, *l, std::string("problem.layouts.") + name, extents);
+    const std::array<int64_t, 4> q_shape{s.batch, s.heads, s.q_len, s.head_dim},
+        k_shape{s.batch, kvh, s.kv_len, s.head_dim}, v_shape{s.batch, kvh, s.kv_len, s.value_dim},
+        out_shape{s.batch, s.heads, s.q_len, s.value_dim};
+    const std::tuple<const char*, TensorLayout*, std::array<int64_t, 4>, bool> views[] = {
+        {"q", &p.layouts.q, q_shape, false},          {"k", &p.layouts.k, k_shape, false},
+        {"v", &p.layouts.v, v_shape, false},          {"out", &p.layouts.out, out_shape, false},
+        {"dout", &p.layouts.dout, out_shape, true},   {"dq", &p.layouts.dq, q_shape, true},
+        {"dk", &p.layouts.dk, k_shape, true},         {"dv", &p.layouts.dv, v_shape, true}};
+    for (const auto& [name, layout, extents, gradient] : views)
+      if (const json* l = r.optional(*layouts, name)) {
+        const std::string field = std::string("problem.layouts.") + name;
+        if (gradient && !p.is_backward())
+          r.fail(field + " is given but problem.dout is not (only a backward problem has gradient views)");
+        *layout = read_layout(r, *l, field, extents);
+      }
   }
 }
 

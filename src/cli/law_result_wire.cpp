@@ -36,6 +36,21 @@ class Writer {
     list(p->k);
     list(p->v);
     list(p->mask);
+    // ABI v2 and the gradients: every other field, so that a worker's
+    // counterexample (its case file, its reproduction) is the problem it failed.
+    pod(p->mask_broadcast);
+    list(p->q_lens);
+    list(p->kv_lens);
+    pod(p->window_left);
+    pod(p->window_right);
+    pod(p->softcap);
+    list(p->bias);
+    pod(p->bias_broadcast);
+    list(p->alibi_slopes);
+    list(p->sinks);
+    pod(p->lse_requested);
+    pod(p->layouts);
+    list(p->dout);
   }
   std::string take() { return std::move(bytes_); }
 
@@ -78,7 +93,10 @@ class Reader {
     }
     p.emplace();
     return pod(p->dtype) && pod(p->shape) && pod(p->causal) && pod(p->scale) && list(p->q) && list(p->k) &&
-           list(p->v) && list(p->mask);
+           list(p->v) && list(p->mask) && pod(p->mask_broadcast) && list(p->q_lens) && list(p->kv_lens) &&
+           pod(p->window_left) && pod(p->window_right) && pod(p->softcap) && list(p->bias) &&
+           pod(p->bias_broadcast) && list(p->alibi_slopes) && list(p->sinks) && pod(p->lse_requested) &&
+           pod(p->layouts) && list(p->dout);
   }
   bool at_end() const { return rest_.empty(); }
 

@@ -1,6 +1,7 @@
 // The matcher: runs the implementation on the failing case and on problems
 // derived from it, and asks each fault model whether it explains the output.
 #include "diagnosis/diagnose.h"
+#include "diagnosis/grad_fault_models.h"
 
 #include <cmath>
 
@@ -50,6 +51,10 @@ std::vector<char> wrong_elements(const std::vector<double>& exact, const std::ve
 }  // namespace
 
 std::string diagnose(Implementation& impl, const Problem& failing) {
+  // A backward case: the gradients against the backward fault models first
+  // (the forward laws' models judge out, which a backward fault leaves right).
+  if (failing.is_backward())
+    if (std::string d = diagnose_gradients(impl, failing); !d.empty()) return d;
   // Per model: on how many derived problems it explains a wrong output, and
   // whether any problem it applies to contradicts it.
   const std::vector<FaultModel>& models = fault_models();

@@ -44,6 +44,18 @@ Law law_softcap_bounds_weights();
 Law law_sink_equals_extra_key();
 Law law_bias_row_shift_invariance();
 Law law_lse_matches_oracle();
+// Gradients (backward problems; skipped for an implementation without backward).
+Law law_grad_matches_oracle();
+Law law_grad_key_shift_zero();
+Law law_grad_values_sum();
+Law law_grad_linear_in_dout();
+Law law_grad_consistent_with_forward();
+Law law_grad_gqa_sums_group();
+Law law_grad_empty_rows_zero();
+Law law_grad_deterministic();
+Law law_grad_key_permutation_equivariance();
+Law law_grad_query_permutation_equivariance();
+Law law_grad_layout_invariance();
 // The implementation as a program.
 Law law_no_crash();
 Law law_no_timeout();
@@ -84,6 +96,17 @@ const std::vector<Law>& all_laws() {
       law_sink_equals_extra_key(),
       law_bias_row_shift_invariance(),
       law_lse_matches_oracle(),
+      law_grad_matches_oracle(),
+      law_grad_key_shift_zero(),
+      law_grad_values_sum(),
+      law_grad_linear_in_dout(),
+      law_grad_consistent_with_forward(),
+      law_grad_gqa_sums_group(),
+      law_grad_empty_rows_zero(),
+      law_grad_deterministic(),
+      law_grad_key_permutation_equivariance(),
+      law_grad_query_permutation_equivariance(),
+      law_grad_layout_invariance(),
       law_no_crash(),
       law_no_timeout(),
       law_no_out_of_bounds_write(),

@@ -202,8 +202,8 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         const H qd = static_cast<H>(qr[d]);
         const double aq = std::abs(qr[d]);
         q_abs += aq;
-        const H* kt = &kv.kt[d * Lk];
-        const double* akt = &kv.akt[d * Lk];
+        const H* kt = kv.kt.data() + d * Lk;
+        const double* akt = kv.akt.data() + d * Lk;
         if constexpr (!kX87) {
           for (int64_t j = 0; j < Lk; ++j) s[j] += qd * kt[j];
         }
@@ -222,8 +222,8 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         go_abs += ag * std::abs(orow[c]);
         o_abs += std::abs(orow[c]);
         via_o += ag * obound[c] / kBoundSafetyFactor;  // out's error: the forward bound's own terms
-        const H* vt = &kv.vt[c * Lk];
-        const double* avt = &kv.avt[c * Lk];
+        const H* vt = kv.vt.data() + c * Lk;
+        const double* avt = kv.avt.data() + c * Lk;
         if constexpr (!kX87) {
           for (int64_t j = 0; j < Lk; ++j) dp[j] += gc * vt[j];
         }
@@ -371,7 +371,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       }
       if constexpr (kX87) {  // dq_d = sum_j dS_j k_jd along K^T's rows
         for (int64_t d = 0; d < D; ++d) {
-          const H* kt = &kv.kt[d * Lk];
+          const H* kt = kv.kt.data() + d * Lk;
           H acc0 = 0, acc1 = 0;
           int64_t t = 0;
           for (; t + 1 < n; t += 2) {

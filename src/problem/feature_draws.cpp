@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "problem/feature_draws.h"
+#include "problem/value_draws.h"
 
 namespace attncheck::gen {
 
@@ -179,6 +180,34 @@ std::vector<double> draw_sinks(Rng& r, int64_t heads) {
   return s;
 }
 
+// The gradient layouts (dout, dq, dk, dv) of a backward problem: all four
+// like q's (a training step's tensors laid out alike) or each its own, so a
+// kernel that reads dout with q's strides, or writes dk with k's, is caught.
+void draw_gradient_layouts(Rng& r, ViewLayouts& v) {
+  if (chance(r, 0.4)) {
+    v.dout = v.dq = v.dk = v.dv = v.q;
+    return;
+  }
+  for (TensorLayout* l : {&v.dout, &v.dq, &v.dk, &v.dv}) *l = draw_layout(r);
+}
+
+// dout [batch][heads][q_len][value_dim] of a backward problem: values from the
+// families v is drawn from (a gradient flowing back is of the output's
+// magnitude); now and then some rows zero (they add nothing to any gradient,
+// and rowsum(dO * O) is 0 there); padding rows garbage, as q's are.
+void draw_dout(const GenOptions& o, Rng& r, Problem& p) {
+  const Shape& s = p.shape;
+  p.dout = draw_tensor(r, p.dtype, s.out_size(), o.families, s.head_dim, s.value_dim);
+  if (chance(r, 0.2))
+    for (int64_t row = 0; row < s.rows(); ++row)
+      if (chance(r, 0.3)) std::fill_n(p.dout.begin() + row * s.value_dim, s.value_dim, 0.0);
+  if (p.q_lens.empty()) return;
+  if (const std::optional<double> fill = draw_padding_value(r, p.dtype))
+    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+      for (int64_t i = p.q_len_of(bh / s.heads); i < s.q_len; ++i)
+        std::fill_n(p.dout.begin() + p.out_at(bh, i, 0), s.value_dim, *fill);
+}
+
 }  // namespace
 
 void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s, bool required) {
@@ -241,6 +270,12 @@ void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p) 
   if (want(ATTNCHECK_FEATURE_ALIBI, 0.35)) p.alibi_slopes = draw_alibi(r, s.heads);
   if (want(ATTNCHECK_FEATURE_SINKS, 0.35)) p.sinks = draw_sinks(r, s.heads);
   if (want(ATTNCHECK_FEATURE_LSE, 0.5)) p.lse_requested = true;
+  // Last, so that the forward part of a backward problem is the forward
+  // problem the same seed draws without the backward bit.
+  if (want(kBackwardFeature, 0.4)) {
+    draw_dout(o, r, p);
+    if (want(ATTNCHECK_FEATURE_STRIDES, 0.45)) draw_gradient_layouts(r, p.layouts);
+  }
 }
 
 }  // namespace attncheck::gen

@@ -1,13 +1,16 @@
 // Drawing and shrinking the ABI v2 fields of a Problem (problem.h, "ABI v2"):
 // grouped kv heads, view layouts, per-sequence lengths and the padding they
 // leave, windows, soft-capping, the additive bias, ALiBi slopes, sinks, the lse
-// request, and broadcast masks. generators.cpp calls these only for the
+// request, broadcast masks, and the dout (and gradient layouts) of a backward
+// problem. generators.cpp calls these only for the
 // features GenOptions::features allows, so that with kV1Features (the
 // default) not one extra random number is drawn and every seed draws the
 // problem it always drew.
 //
 // Each allowed feature is drawn with its own probability (0.35 to 0.5), so a
-// run sees each alone and in combination.
+// run sees each alone and in combination; a required one (GenOptions::required)
+// always. The backward bit is drawn last: the forward part of a backward
+// problem is the forward problem the same seed draws without that bit.
 //
 // Example usage (inside draw_problem):
 //   if (o.features & ATTNCHECK_FEATURE_GQA) gen::draw_kv_heads(r, max_heads, p.shape);
@@ -48,7 +51,9 @@ Shape stored_extents(const Shape& s, const Broadcast& how);
 // layouts (STRIDES), q_lens/kv_lens with NaN or huge padding (LENGTHS), window
 // (WINDOW), softcap (SOFTCAP), bias and its broadcast (BIAS; full over rows only
 // when `dense_ok`, the shape domain's masks flag), ALiBi slopes (ALIBI), sinks
-// (SINKS), lse_requested (LSE). p stays consistent.
+// (SINKS), lse_requested (LSE), and last dout with its padding rows garbage
+// and the gradient layouts (kBackwardFeature; the layouts only with STRIDES).
+// p stays consistent.
 void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p);
 
 // Shrink candidates of the v2 fields, most drastic first: each feature
@@ -57,5 +62,11 @@ void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p);
 // or simplifies, so every candidate stays within the features p uses. Nothing
 // for a problem that uses no v2 field (v1 shrinking is unchanged).
 void shrink_features(const Problem& p, std::vector<Problem>& out);
+
+// Shrink candidates of a backward problem's own fields: dout dropped (a
+// forward problem) unless `required` has kBackwardFeature, the gradient
+// layouts made dense, then dout's rows zeroed one at a time (its values are
+// simplified with q's, k's and v's by shrink_problem). Nothing for a forward problem.
+void shrink_gradients(const Problem& p, FeatureBits required, std::vector<Problem>& out);
 
 }  // namespace attncheck::gen

@@ -50,9 +50,12 @@ void offer_collapses(const Problem& p, std::vector<Problem>& out, std::vector<T>
       offer(p, out, [&](Problem& c) { c.*tensor = collapsed(p.*tensor, b, c.*how, p.shape, axis); });
 }
 
-// Each tensor's layout made dense, then its gaps removed, then its order made BHSD.
+// Each tensor's layout made dense, then its gaps removed, then its order made
+// BHSD (the gradient views are dense in a forward problem: nothing from them).
 void shrink_layouts(const Problem& p, std::vector<Problem>& out) {
-  TensorLayout ViewLayouts::*const views[] = {&ViewLayouts::q, &ViewLayouts::k, &ViewLayouts::v, &ViewLayouts::out};
+  TensorLayout ViewLayouts::*const views[] = {&ViewLayouts::q,    &ViewLayouts::k,  &ViewLayouts::v,
+                                              &ViewLayouts::out,  &ViewLayouts::dout, &ViewLayouts::dq,
+                                              &ViewLayouts::dk,   &ViewLayouts::dv};
   for (auto view : views) {
     const TensorLayout& l = p.layouts.*view;
     if (l.dense_bhsd()) continue;
@@ -126,6 +129,27 @@ void shrink_features(const Problem& p, std::vector<Problem>& out) {
   if (p.has_mask() && !p.mask_broadcast.full()) offer_collapses(p, out, &Problem::mask, &Problem::mask_broadcast);
   shrink_per_head(p, out, &Problem::alibi_slopes);
   shrink_per_head(p, out, &Problem::sinks);
+}
+
+void shrink_gradients(const Problem& p, FeatureBits required, std::vector<Problem>& out) {
+  if (!p.is_backward()) return;
+  // The forward problem, unless the law is about gradients (it would judge nothing).
+  if (!(required & kBackwardFeature))
+    offer(p, out, [](Problem& c) {
+      c.dout.clear();
+      c.layouts.dout = c.layouts.dq = c.layouts.dk = c.layouts.dv = TensorLayout{};
+    });
+  // Every gradient view dense at once, while some forward view stays strided
+  // (shrink_features offers all of them dense; shrink_layouts each alone).
+  if (!p.layouts.gradients_dense() && !p.layouts.forward_dense())
+    offer(p, out, [](Problem& c) { c.layouts.dout = c.layouts.dq = c.layouts.dk = c.layouts.dv = TensorLayout{}; });
+  // dout's rows [value_dim] zeroed one at a time: the rows the fault needs stay.
+  const int64_t cols = p.shape.value_dim;
+  for (int64_t row = 0; row < p.shape.rows(); ++row) {
+    const auto first = p.dout.begin() + row * cols;
+    if (std::all_of(first, first + cols, [](double x) { return x == 0 && !std::signbit(x); })) continue;
+    offer(p, out, [&](Problem& c) { std::fill_n(c.dout.begin() + row * cols, cols, 0.0); });
+  }
 }
 
 }  // namespace attncheck::gen

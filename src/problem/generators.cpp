@@ -6,6 +6,7 @@
 #include "problem/feature_draws.h"
 #include "problem/gen_random.h"
 #include "problem/transforms.h"
+#include "problem/value_draws.h"
 
 namespace attncheck {
 
@@ -13,7 +14,7 @@ namespace {
 
 using gen::Rng;
 using gen::chance;
-using gen::gaussian;
+using gen::draw_tensor;
 using gen::uniform;
 using gen::unit;
 
@@ -39,63 +40,6 @@ int64_t cap_at(int64_t lo, int64_t hi, int size, double factor) {
   const double f = std::clamp(size / 100.0, 0.0, 1.0);
   const int64_t top = static_cast<int64_t>(std::llround(hi * factor));
   return std::max(lo, static_cast<int64_t>(std::llround(lo + f * (top - lo))));
-}
-
-double edge_value(Rng& r, DType t) {
-  const double palette[] = {0.0, -0.0, min_subnormal(t), min_normal(t), max_finite(t), 1.0, 0.5,
-                            std::sqrt(max_finite(t)), 3 * min_subnormal(t), max_finite(t) / 4};
-  const double x = palette[uniform(r, 0, std::size(palette) - 1)];
-  return chance(r, 0.5) ? -x : x;
-}
-
-double wide_value(Rng& r, DType t) {
-  const double lo = std::log2(min_subnormal(t)), hi = std::log2(max_finite(t));
-  const double x = std::exp2(lo + unit(r) * (hi - lo));
-  return chance(r, 0.5) ? -x : x;
-}
-
-// One tensor of n elements whose rows are `row` long (head_dim or value_dim).
-std::vector<double> draw_tensor(Rng& r, DType t, int64_t n, unsigned families, int64_t head_dim, int64_t row) {
-  std::vector<unsigned> allowed;
-  for (unsigned f = 1; f <= kNearEqual; f <<= 1)
-    if (families & f) allowed.push_back(f);
-  const unsigned family = allowed.empty() ? kGaussian : allowed[uniform(r, 0, allowed.size() - 1)];
-  // Logits of unit Gaussians have std sqrt(head_dim); scaling by g gives std
-  // g^2 / sqrt(head_dim) after the default scale: make that 100..10000.
-  const double huge = std::sqrt(std::exp2(7 + unit(r) * 6) * std::sqrt(static_cast<double>(head_dim)));
-  std::vector<double> out(n);
-  if (family == kModelLogits || family == kOutlierChannels || family == kPositive || family == kNearEqual) {
-    // Logits of magnitude 30..50 when both q and k are scaled by g: g^2 = 30..50.
-    const double g = std::sqrt(30 + 20 * unit(r));
-    // A few outlier channels (as LLM activations have), 20..100 times larger.
-    std::vector<uint8_t> outlier(static_cast<std::size_t>(row), 0);
-    for (int k = 0; k < 1 + row / 32; ++k) outlier[uniform(r, 0, row - 1)] = 1;
-    const double big = 20 + 80 * unit(r);
-    const bool constant = chance(r, 0.3);
-    const double c = std::abs(gaussian(r)) + 0.5;
-    for (int64_t i = 0; i < n; ++i) {
-      double& x = out[i];
-      switch (family) {
-        case kModelLogits: x = gaussian(r) * g; break;
-        case kOutlierChannels: x = gaussian(r) * (outlier[i % row] ? big : 1.0); break;
-        case kPositive: x = constant ? c : std::abs(gaussian(r)) + 0.1; break;
-        default: x = 1 + 1e-3 * gaussian(r); break;  // kNearEqual
-      }
-      x = round_to(t, x);
-    }
-    return out;
-  }
-  for (double& x : out) {
-    switch (family) {
-      case kSmallInts: x = static_cast<double>(uniform(r, -3, 3)); break;
-      case kWide: x = wide_value(r, t); break;
-      case kEdge: x = chance(r, 0.5) ? edge_value(r, t) : gaussian(r); break;
-      case kHugeLogits: x = gaussian(r) * huge; break;
-      default: x = gaussian(r); break;
-    }
-    x = round_to(t, x);
-  }
-  return out;
 }
 
 std::vector<uint8_t> draw_mask(Rng& r, const Shape& s) {
@@ -252,7 +196,8 @@ int mantissa_bits(double x) {
 void shrink_values(const Problem& p, std::vector<Problem>& out) {
   struct Tensor { std::vector<double> Problem::*member; };
   // (The bias is empty in a problem without one: no candidates from it.)
-  const Tensor tensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}, {&Problem::bias}};
+  // (Nor dout in a forward problem.)
+  const Tensor tensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}, {&Problem::bias}, {&Problem::dout}};
   // Whole tensors at once first: cheap to try, and usually enough.
   for (const Tensor& t : tensors) {
     const std::vector<double>& src = p.*t.member;
@@ -276,7 +221,7 @@ void shrink_values(const Problem& p, std::vector<Problem>& out) {
     }
   }
   // Then element by element, while the problem is small enough for that to be quick.
-  const std::size_t total = p.q.size() + p.k.size() + p.v.size() + p.bias.size();
+  const std::size_t total = p.q.size() + p.k.size() + p.v.size() + p.bias.size() + p.dout.size();
   if (total > 96) return;
   for (const Tensor& t : tensors) {
     const std::vector<double>& src = p.*t.member;
@@ -375,6 +320,7 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
   if (!std::isnan(p.scale)) { Problem c = p; c.scale = std::nan(""); out.push_back(std::move(c)); }
   // The v2 fields: dropped, then simpler (nothing for a v1 problem).
   gen::shrink_features(p, out);
+  gen::shrink_gradients(p, o.required, out);
   shrink_values(p, out);
   // Mask entries back to visible, one at a time, while small.
   if (p.has_mask() && p.mask.size() <= 64)

@@ -22,7 +22,8 @@ namespace attncheck {
 // Candidates that are strictly simpler than `p` (smaller shape, fewer
 // features, simpler values), the most drastic first.
 // Shapes never shrink below the options' minimums (nor break same_dims), so a
-// law's tailored domain holds for every candidate.
+// law's tailored domain holds for every candidate; a backward problem shrinks
+// to a forward one only when options.required lacks kBackwardFeature.
 std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& options = {});
 
 // Draws one Problem from a 64-bit seed. `size` (0..100) scales shapes from

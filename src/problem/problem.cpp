@@ -226,6 +226,7 @@ std::string Problem::describe(std::size_t max_elements) const {
   print_ints("kv_lens", kv_lens);
   if (!alibi_slopes.empty()) print_tensor(os, "alibi_slopes", alibi_slopes, 1, shape.heads, max_elements);
   if (!sinks.empty()) print_tensor(os, "sinks", sinks, 1, shape.heads, max_elements);
+  if (is_backward()) print_tensor(os, "dout", dout, bh * shape.q_len, shape.value_dim, max_elements);
   return os.str();
 }
 
@@ -243,7 +244,7 @@ Problem make_problem(DType dtype, const Shape& shape, Causal causal, double scal
 }
 
 void round_tensors(Problem& p) {
-  for (auto* t : {&p.q, &p.k, &p.v, &p.bias})
+  for (auto* t : {&p.q, &p.k, &p.v, &p.bias, &p.dout})
     for (double& x : *t) x = round_to(p.dtype, x);
   for (auto* t : {&p.alibi_slopes, &p.sinks})  // the ABI passes them as float
     for (double& x : *t) x = round_to(DType::f32, x);

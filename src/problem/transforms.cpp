@@ -119,6 +119,14 @@ Problem restricted(const Problem& p, const Ranges& g) {
       }
     }
   }
+  // dout has out's shape [batch][heads][q_len][value_dim]: cut as the rows of q are.
+  if (p.is_backward()) {
+    r.dout.clear();
+    for (int64_t b = 0; b < g.batches; ++b)
+      for (int64_t h = 0; h < g.heads; ++h)
+        for (int64_t i = g.q_begin; i < g.q_begin + g.q_count; ++i)
+          for (int64_t c = 0; c < g.value_dims; ++c) r.dout.push_back(p.dout[p.out_at(b * s.heads + h, i, c)]);
+  }
   r.mask = cut_pairs(p.mask, p.mask_broadcast, s, g);
   r.bias = cut_pairs(p.bias, p.bias_broadcast, s, g);
   r.q_lens = cut_lens(p.q_lens, g.batches, g.q_begin, g.q_count);
@@ -200,6 +208,14 @@ uint64_t problem_fingerprint(const Problem& p) {
   mix_value(p.scale);
   for (const std::vector<double>* t : {&p.q, &p.k, &p.v}) mix(t->data(), t->size() * sizeof(double));
   mix(p.mask.data(), p.mask.size());
+  // Only a backward problem mixes more: every forward problem keeps its fingerprint.
+  if (p.is_backward()) {
+    mix(p.dout.data(), p.dout.size() * sizeof(double));
+    for (const TensorLayout* l : {&p.layouts.dout, &p.layouts.dq, &p.layouts.dk, &p.layouts.dv}) {
+      mix(l->order.data(), l->order.size());
+      mix(l->gap.data(), l->gap.size() * sizeof(int64_t));
+    }
+  }
   return h.value;
 }
 

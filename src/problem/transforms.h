@@ -49,7 +49,8 @@ Problem head_alone(const Problem& p, int64_t bh);
 // Leading batches and heads, a window of query rows and of keys, and the
 // leading head and value dimensions of p. The mask and bias are cut alike (in
 // their broadcast), lengths are clamped to the kept window, ALiBi slopes and
-// sinks kept for the kept heads. Grouped kv heads stay grouped when whole
+// sinks kept for the kept heads, dout (of a backward problem) cut as q's rows
+// and out's columns. Grouped kv heads stay grouped when whole
 // groups are kept; otherwise every kept query head gets a copy of its kv head
 // (the same call, without GQA).
 struct Ranges {

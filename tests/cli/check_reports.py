@@ -131,7 +131,7 @@ elif scenario == "v2-features-alone":
             assert l["status"] == "pass" and l["judged"] >= 20, (feature, l)
             assert feature in l.get("features", []), (feature, name, l.get("features"))
         for l in impl["laws"]:
-            # The example has a backward in every build: the gradient laws' cases use it too.
+            # (a plugin with a backward also has its gradient laws judge backward problems)
             assert set(l.get("features", [])) <= {feature, "backward"}, (feature, l)
             if l["status"] == "skipped" and "the law is about" in l.get("message", ""):
                 assert "does not declare" in l["message"], l

@@ -68,6 +68,39 @@ TEST(LawResultWire, RoundTripIsExact) {
   EXPECT_EQ(back.run.faults, 3);
   EXPECT_EQ(back.seconds, 1.25);
 
+  // The ABI v2 fields and a backward problem's dout come back too.
+  p.mask_broadcast.per_row = false;
+  p.mask = {1, 0};
+  p.q_lens = {1};
+  p.kv_lens = {2};
+  p.window_left = 3;
+  p.softcap = 2.5;
+  p.bias = {-std::numeric_limits<double>::infinity(), 0.5, 1, 2};
+  p.alibi_slopes = {0.25};
+  p.sinks = {-1};
+  p.lse_requested = true;
+  p.layouts.dout = TensorLayout{{0, 2, 1}, {0, 3, 5}};
+  p.dout = {0.75, payload_nan};
+  l.run.counterexample = p;
+  ASSERT_TRUE(decode_law_result(encode_law_result(l), back));
+  const Problem& v2 = *back.run.counterexample;
+  EXPECT_EQ(v2.mask_broadcast, p.mask_broadcast);
+  EXPECT_EQ(v2.mask, p.mask);
+  EXPECT_EQ(v2.q_lens, p.q_lens);
+  EXPECT_EQ(v2.kv_lens, p.kv_lens);
+  EXPECT_EQ(v2.window_left, 3);
+  EXPECT_EQ(v2.window_right, -1);
+  EXPECT_EQ(v2.softcap, 2.5);
+  EXPECT_EQ(v2.bias, p.bias);
+  EXPECT_EQ(v2.alibi_slopes, p.alibi_slopes);
+  EXPECT_EQ(v2.sinks, p.sinks);
+  EXPECT_TRUE(v2.lse_requested);
+  EXPECT_EQ(v2.layouts, p.layouts);
+  ASSERT_EQ(v2.dout.size(), 2u);
+  EXPECT_EQ(v2.dout[0], 0.75);
+  EXPECT_EQ(bits(v2.dout[1]), payload);
+  EXPECT_TRUE(v2.is_backward());
+
   // Anything but exactly one encoded result is refused.
   const std::string bytes = encode_law_result(l);
   EXPECT_FALSE(decode_law_result(bytes.substr(0, bytes.size() - 1), back));

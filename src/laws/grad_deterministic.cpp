@@ -1,0 +1,82 @@
+// grad_deterministic: the same backward call made twice returns bitwise the
+// same gradients (NaN payloads and the sign of zero included), also after a
+// different backward call on a problem of the same shape, as FlashAttention's
+// race-condition test asks of its deterministic mode.
+//
+// Catches: gradients accumulated onto stale results (dk += what an earlier
+// call left; onto attncheck's fresh poison the NaN repeats, and
+// grad_linear_in_dout and the others see it), reductions over query tiles whose
+// order depends on thread timing (atomic adds into dQ, dK, dV), scratch
+// memory read before it is written, state kept between calls.
+// Cannot catch: a backward that is wrong the same way every time; a
+// nondeterministic backward that is documented as such (FlashAttention's
+// default dQ accumulation): such an implementation fails this law by design.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "laws/grad_support.h"
+
+namespace attncheck {
+
+namespace {
+
+uint64_t bits(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+std::optional<std::string> differs(const Problem& p, const Outcome& a, const Outcome& b, const char* when) {
+  for (GradTensor t : {GradTensor::dq, GradTensor::dk, GradTensor::dv}) {
+    const std::vector<double>&x = grad_of(a, t), &y = grad_of(b, t);
+    int64_t count = 0, first = -1;
+    for (std::size_t k = 0; k < x.size() && k < y.size(); ++k)
+      if (bits(x[k]) != bits(y[k])) {
+        ++count;
+        if (first < 0) first = static_cast<int64_t>(k);
+      }
+    if (first < 0) continue;
+    std::ostringstream m;
+    m << count << " element(s) of " << grad_tensor_name(t) << " differ " << when << "; first "
+      << grad_element(p, t, first) << ": " << num(x[first]) << " (bits 0x" << std::hex << bits(x[first]) << ") then "
+      << num(y[first]) << " (bits 0x" << bits(y[first]) << std::dec
+      << "); a deterministic backward repeats every bit";
+    return m.str();
+  }
+  return std::nullopt;
+}
+
+// A different backward problem of the same shape: V and dout negated, Q's
+// elements reversed, so the intervening call leaves other values behind.
+Problem other_of_same_shape(const Problem& p) {
+  Problem r = p;
+  for (double& x : r.v) x = -x;
+  for (double& x : r.dout) x = -x;
+  std::reverse(r.q.begin(), r.q.end());
+  return r;
+}
+
+}  // namespace
+
+Law law_grad_deterministic() {
+  Law law;
+  law.name = "grad_deterministic";
+  law.statement = "the same backward call twice gives bitwise identical gradients, also after a different call in between";
+  law.features = kEveryFeature;
+  law.required = kBackwardFeature;
+  law.check = [](Implementation& impl, const Problem& drawn) {
+    const Problem p = backward_of(drawn);
+    Outcome first, second, scratch, third;
+    if (auto bad = run_backward(impl, p, first)) return *bad;
+    if (auto bad = run_backward(impl, p, second)) return *bad;
+    if (auto m = differs(p, first, second, "between two identical calls in a row")) return Verdict::fail(*m);
+    if (auto bad = run_backward(impl, other_of_same_shape(p), scratch)) return *bad;
+    if (auto bad = run_backward(impl, p, third)) return *bad;
+    if (auto m = differs(p, first, third, "after a call on other values of the same shape")) return Verdict::fail(*m);
+    return Verdict::pass();
+  };
+  return law;
+}
+
+}  // namespace attncheck
