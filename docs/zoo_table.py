@@ -6,7 +6,9 @@ Usage (from the repository root, after building):
 
 The references and the ABI v1 zoo members make the first table, the references
 and the ABI v2 zoo members (those that declare a feature beyond masks and
-causal rules) the second. Each cell is what the console prints: PASS n, FAIL n,
+causal rules) the second, both over the forward laws; the references and the
+zoo's backward members (a correct forward, one backward fault) the third, over
+the gradient laws (those `attncheck list` says need "backward"). Each cell is what the console prints: PASS n, FAIL n,
 INSUF n or skip.
 """
 import json
@@ -28,6 +30,9 @@ impls = report["implementations"]
 REFERENCES = ["reference", "naive", "online"]
 # v2 members: built-ins `attncheck list` marks "[ABI v2: ...]".
 v2_names = {line.split()[0] for line in listing.splitlines() if "[ABI v2" in line}
+# Built-ins with a backward ("; backward]") and the laws that need one ("needs ...backward]").
+backward_names = {line.split()[0] for line in listing.splitlines() if "; backward]" in line}
+gradient_laws = {line.split()[0] for line in listing.splitlines() if "backward]" in line and "needs" in line}
 
 
 def cell(law):
@@ -41,18 +46,23 @@ def cell(law):
     return "skip"
 
 
-def table(names):
+def table(names, gradients):
     chosen = [i for i in impls if i["name"] in names]
     laws = [l["law"] for l in chosen[0]["laws"]]
     rows = ["| law | " + " | ".join(i["name"] for i in chosen) + " |",
             "|---|" + "---|" * len(chosen)]
     for n, law in enumerate(laws):
-        rows.append(f"| {law} | " + " | ".join(cell(i["laws"][n]) for i in chosen) + " |")
+        if (law in gradient_laws) == gradients:
+            rows.append(f"| {law} | " + " | ".join(cell(i["laws"][n]) for i in chosen) + " |")
     return "\n".join(rows)
 
 
 v1 = REFERENCES + [i["name"] for i in impls if i["name"] not in REFERENCES and i["name"] not in v2_names]
-v2 = REFERENCES + [i["name"] for i in impls if i["name"] in v2_names and i["name"] not in REFERENCES]
-print(table(v1))
+members = [i["name"] for i in impls if i["name"] not in REFERENCES]
+v2 = REFERENCES + [n for n in members if n in v2_names and n not in backward_names]
+backward = REFERENCES + [n for n in members if n in backward_names]
+print(table(v1, False))
 print()
-print(table(v2))
+print(table(v2, False))
+print()
+print(table(backward, True))

@@ -16,7 +16,8 @@ int run_list(std::ostream& out) {
   for (const BuiltinInfo& b : builtins())
     out << "  " << std::left << std::setw(static_cast<int>(name_w + 2)) << b.name << std::setw(11)
         << (b.kind == BuiltinKind::reference ? "reference" : "zoo") << b.description
-        << (b.forward_v2 ? " [ABI v2: " + (b.features == kAllFeatures ? std::string("every feature") : feature_list(b.features)) + "]"
+        << (b.forward_v2 ? " [ABI v2: " + (b.features == kAllFeatures ? std::string("every feature") : feature_list(b.features)) +
+                               (b.backward_v2 ? "; backward" : "") + "]"
                          : std::string())
         << "\n";
   out << "laws (--law NAME):\n";
