@@ -2,7 +2,10 @@
 """Prints the README's zoo tables (markdown) from one `attncheck check --json` run.
 
 Usage (from the repository root, after building):
-    /usr/bin/python3 docs/zoo_table.py [build/attncheck] [--seed 20261130]
+    /usr/bin/python3 docs/zoo_table.py [build/attncheck] [--seed 20261130] [--json REPORT]
+
+--json REPORT reads a report that `attncheck check --seed S --json REPORT` already
+wrote instead of running the check (the binary still answers `attncheck list`).
 
 The references and the ABI v1 zoo members make the first table, the references
 and the ABI v2 zoo members (those that declare a feature beyond masks and
@@ -21,9 +24,12 @@ seed = "20261130"
 if "--seed" in sys.argv:
     seed = sys.argv[sys.argv.index("--seed") + 1]
 
-with tempfile.NamedTemporaryFile(suffix=".json") as out:
-    subprocess.run([binary, "check", "--seed", seed, "--json", out.name], stdout=subprocess.DEVNULL, check=False)
-    report = json.load(open(out.name))
+if "--json" in sys.argv:
+    report = json.load(open(sys.argv[sys.argv.index("--json") + 1]))
+else:
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([binary, "check", "--seed", seed, "--json", out.name], stdout=subprocess.DEVNULL, check=False)
+        report = json.load(open(out.name))
 
 listing = subprocess.run([binary, "list"], capture_output=True, text=True, check=True).stdout
 impls = report["implementations"]
