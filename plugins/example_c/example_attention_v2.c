@@ -14,9 +14,11 @@
  *   - logit soft-capping (SOFTCAP), attention sinks (SINKS), the natural-log
  *     log-sum-exp (LSE);
  *   - f32, f64, f16 and bf16, the 16-bit conversions written out below.
- * It has no gradients: backward is NULL. It also exports attncheck_plugin_v1, a thin
- * translation of a v1 call into a dense v2 call, so that a checker that only knows
- * version 1 can load it too; a version-2 checker uses attncheck_plugin_v2.
+ * Its backward computes the gradients of sum(out * dout) with respect to q, k and v
+ * with every one of those features (the part "backward" below derives each step). It
+ * also exports attncheck_plugin_v1, a thin translation of a v1 call into a dense v2
+ * call, so that a checker that only knows version 1 can load it too; a version-2
+ * checker uses attncheck_plugin_v2.
  *
  * Build (what plugins/CMakeLists.txt does):
  *   cc -std=c99 -O2 -shared -fPIC -I<attncheck>/include example_attention_v2.c \
@@ -135,6 +137,20 @@ typedef struct row {
   int64_t diagonal; /* d_i: causal rule, window and ALiBi align to it */
 } row;
 
+/* Row i of query head h in batch b, whose batch has Lq = lq rows and Lk = lk keys. */
+static row row_at(const attncheck_call_v2 *c, int64_t b, int64_t h, int64_t i, int64_t lq, int64_t lk) {
+  row r;
+  r.b = b;
+  r.h = h;
+  r.i = i;
+  r.kv_h = h / (c->heads / c->kv_heads);
+  r.kv_len = lk;
+  /* TOP_LEFT aligns to the first key; BOTTOM_RIGHT and NONE to the last, so that
+   * windows and ALiBi of a non-causal call sit where FlashAttention puts them. */
+  r.diagonal = c->causal == ATTNCHECK_CAUSAL_TOP_LEFT ? i : i + lk - lq;
+  return r;
+}
+
 /* Key j of row r is visible: it exists, and the causal rule, the window, the mask and
  * the bias all allow it. Only called for existing rows, and the mask and bias are read
  * only at existing keys, so their padding entries are never read. */
@@ -154,18 +170,35 @@ static int visible(const attncheck_call_v2 *c, const row *r, int64_t j) {
   return 1;
 }
 
-/* The logit z of visible key j: scaled dot product, then soft-cap, then bias, then
- * ALiBi, in this order (the spec's). */
-static double logit(const attncheck_call_v2 *c, const row *r, int64_t j, double scale) {
+/* The part of key j's logit that depends on q and k: the scaled dot product, then the
+ * soft-cap. (backward needs it apart from the rest: the soft-cap's derivative is
+ * 1 - (capped / softcap)^2.) */
+static double cap(const attncheck_call_v2 *c, double dot, double scale) {
+  double z = scale * dot;
+  if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
+  return z;
+}
+
+static double capped_score(const attncheck_call_v2 *c, const row *r, int64_t j, double scale) {
   double dot = 0;
   for (int64_t d = 0; d < c->head_dim; ++d)
     dot += load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->i, d)) *
            load(c->k.data, c->dtype, offset_of(c->k.stride, r->b, r->kv_h, j, d));
-  double z = scale * dot;
-  if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
+  return cap(c, dot, scale);
+}
+
+/* The logit z of visible key j from its capped score: plus the bias, then ALiBi. */
+static double logit_of_capped(const attncheck_call_v2 *c, const row *r, int64_t j, double capped) {
+  double z = capped;
   if (c->bias.data) z += load(c->bias.data, c->dtype, offset_of(c->bias.stride, r->b, r->h, r->i, j));
   if (c->alibi_slopes) z -= (double)c->alibi_slopes[r->h] * fabs((double)(r->diagonal - j));
   return z;
+}
+
+/* The logit z of visible key j: scaled dot product, then soft-cap, then bias, then
+ * ALiBi, in this order (the spec's). */
+static double logit(const attncheck_call_v2 *c, const row *r, int64_t j, double scale) {
+  return logit_of_capped(c, r, j, capped_score(c, r, j, scale));
 }
 
 /* ---- one query row ------------------------------------------------------------------- */
@@ -259,7 +292,6 @@ static int example_forward_v2(const attncheck_call_v2 *c, char *err, size_t err_
 
   /* NaN means "your default", which the ABI fixes at 1/sqrt(head_dim). */
   const double scale = isnan(c->scale) ? 1.0 / sqrt((double)c->head_dim) : c->scale;
-  const int64_t group = c->heads / c->kv_heads; /* query heads per kv head */
 
   /* Scratch per call: the ABI promises fresh pointers each call, and calls may come from
    * a child process, so nothing is kept between calls. */
@@ -277,15 +309,7 @@ static int example_forward_v2(const attncheck_call_v2 *c, char *err, size_t err_
     for (int64_t h = 0; h < c->heads; ++h) {
       /* Rows i >= Lq are padding: neither read nor written, in out and in lse. */
       for (int64_t i = 0; i < lq; ++i) {
-        row r;
-        r.b = b;
-        r.h = h;
-        r.i = i;
-        r.kv_h = h / group;
-        r.kv_len = lk;
-        /* TOP_LEFT aligns to the first key; BOTTOM_RIGHT and NONE to the last, so that
-         * windows and ALiBi of a non-causal call sit where FlashAttention puts them. */
-        r.diagonal = c->causal == ATTNCHECK_CAUSAL_TOP_LEFT ? i : i + lk - lq;
+        const row r = row_at(c, b, h, i, lq, lk);
         attend_row(c, &r, scale, &w);
       }
     }
@@ -295,7 +319,236 @@ static int example_forward_v2(const attncheck_call_v2 *c, char *err, size_t err_
   return ATTNCHECK_OK;
 }
 
-/* Every feature version 2 defines; no gradients. (attncheck's tests build it again with
+/* ---- backward: the gradients of sum(out * dout) ---------------------------------------
+ *
+ * The checker calls backward after forward, on the same call: q, k, v, mask, bias, ...
+ * as forward saw them, and call->out (and call->lse, when LSE is declared and asked)
+ * holding what this plugin's forward wrote. In a backward call out and lse are INPUTS:
+ * writing them is out of bounds. The attncheck_grad adds
+ *   dout [batch][heads][q_len][value_dim]    input, out's shape
+ *   dq   [batch][heads][q_len][head_dim]     output, q's shape
+ *   dk   [batch][kv_heads][kv_len][head_dim] output, k's shape
+ *   dv   [batch][kv_heads][kv_len][value_dim] output, v's shape
+ * each a view with its own strides, in the call's dtype. Gradients are overwritten,
+ * never accumulated into what the buffers held. Padding rows of dq and padding keys of
+ * dk and dv (and every gap of the views) are left as they are, and padding rows of q and
+ * dout and padding keys of k and v are never read (they may hold NaN); dq of a row that
+ * sees no key is 0, and dk, dv of a key that no row sees are 0.
+ *
+ * The arithmetic, for one row i (of query head h, batch b) with visible keys S, its
+ * weights p_j (as forward computes them) and its dout row dO_i:
+ *
+ *   out_i = sum_{j in S} p_j v_j
+ *   dV_j += p_j dO_i                      summed over every row that sees key j
+ *   dP_j  = dO_i . v_j                    the gradient with respect to p_j
+ *   D_i   = sum_{j in S} p_j dP_j         = dO_i . out_i: FlashAttention-2's
+ *                                           "rowsum(dO * O)"
+ *   dS_j  = p_j (dP_j - D_i)              the gradient with respect to the logit z_j:
+ *                                           softmax's Jacobian diag(p) - p p^T applied to
+ *                                           dP. Leaving out "- D_i" is the classic bug: the
+ *                                           weights sum to one, so a change of one logit
+ *                                           takes weight from every other key.
+ *
+ * A sink is one more term exp(s) in the denominator with no value: it only makes the
+ * p_j smaller (they then sum to less than one), which the formulas above already carry;
+ * it has no gradient of its own (the ABI asks none for sinks, bias, slopes, scale).
+ *
+ * The logit is z_j = cap(t_j) + bias + ALiBi with t_j = scale q_i . k_j and
+ * cap(t) = softcap tanh(t / softcap). Bias and ALiBi do not depend on q or k, so
+ *   dT_j  = dS_j cap'(t_j),  cap'(t) = 1 - tanh^2(t / softcap) = 1 - (cap(t) / softcap)^2
+ *           (cap' = 1 without a soft-cap: forgetting it is the soft-cap's classic bug)
+ *   dQ_i  = scale sum_{j in S} dT_j k_j
+ *   dK_j += scale dT_j q_i                summed over every row that sees key j
+ *
+ * Grouped-query heads: query heads h = g*group .. g*group + group - 1 all read kv head g,
+ * so dK and dV of kv head g sum over the rows of every one of those query heads (taking
+ * one head's share, or the last one written, is GQA's classic bug). Below, one kv head's
+ * dK and dV are accumulated in double over its whole group, then stored once.
+ *
+ * A row that sees no key has out = 0, a constant: dq = 0, and it adds nothing to dk, dv.
+ * (A softmax of -inf logits gives 0/0 = NaN weights; computed that way the NaN would
+ * reach dq of the row and, through dV and dK, every key of the head.)
+ *
+ * Precision. As in forward: every element is widened to double, all of the above is done
+ * in double, and each gradient element is rounded once when stored. D_i is computed from
+ * the weights in double rather than from call->out: a kernel that keeps no P takes
+ * D = rowsum(dO * O) with O = call->out and recomputes p_j = exp(z_j - lse_i) from
+ * call->lse, which is allowed, but for 16-bit dtypes the rounding of out would then enter
+ * dP - D, where it does not cancel. Here the weights are recomputed from q and k as in
+ * forward (max subtracted), so backward needs neither out nor lse. */
+
+/* Scratch for backward, sized once per call. Every row of a kv head's group reads the
+ * same K and V, so they are widened to double once per (batch, kv head) (k, v below),
+ * as a FlashAttention kernel keeps a K/V tile on chip for all the rows it serves. */
+typedef struct grad_scratch {
+  double *k;     /* [kv_len][head_dim] K of one (batch, kv head), widened */
+  double *v;     /* [kv_len][value_dim] V of one (batch, kv head), widened */
+  int64_t *keys; /* [kv_len] the visible keys S of a row, in order */
+  double *p;     /* [kv_len] their weights p_j */
+  double *slope; /* [kv_len] cap'(t_j): 1 without a soft-cap */
+  double *dp;    /* [kv_len] dP_j, then dT_j */
+  double *dout;  /* [value_dim] the row's dO_i */
+  double *q;     /* [head_dim] the row's q_i */
+  double *dq;    /* [head_dim] the row's dQ_i */
+  double *dk;    /* [kv_len][head_dim] dK of one (batch, kv head), summed over its group */
+  double *dv;    /* [kv_len][value_dim] dV of one (batch, kv head), summed over its group */
+} grad_scratch;
+
+static void free_grad_scratch(grad_scratch *g) {
+  free(g->k);
+  free(g->v);
+  free(g->keys);
+  free(g->p);
+  free(g->slope);
+  free(g->dp);
+  free(g->dout);
+  free(g->q);
+  free(g->dq);
+  free(g->dk);
+  free(g->dv);
+}
+
+/* Returns 0 when any allocation failed (everything allocated is then freed). */
+static int alloc_grad_scratch(grad_scratch *g, const attncheck_call_v2 *c) {
+  const size_t keys = (size_t)(c->kv_len > 0 ? c->kv_len : 1);
+  const size_t hd = (size_t)(c->head_dim > 0 ? c->head_dim : 1), vd = (size_t)(c->value_dim > 0 ? c->value_dim : 1);
+  g->k = (double *)malloc(keys * hd * sizeof(double));
+  g->v = (double *)malloc(keys * vd * sizeof(double));
+  g->keys = (int64_t *)malloc(keys * sizeof(int64_t));
+  g->p = (double *)malloc(keys * sizeof(double));
+  g->slope = (double *)malloc(keys * sizeof(double));
+  g->dp = (double *)malloc(keys * sizeof(double));
+  g->dout = (double *)malloc(vd * sizeof(double));
+  g->q = (double *)malloc(hd * sizeof(double));
+  g->dq = (double *)malloc(hd * sizeof(double));
+  g->dk = (double *)malloc(keys * hd * sizeof(double));
+  g->dv = (double *)malloc(keys * vd * sizeof(double));
+  if (g->k && g->v && g->keys && g->p && g->slope && g->dp && g->dout && g->q && g->dq && g->dk && g->dv) return 1;
+  free_grad_scratch(g);
+  return 0;
+}
+
+/* The visible keys of row r, their weights p_j (the sink in the denominator) and the
+ * soft-cap's derivative at each; returns |S|, the number of visible keys. The same
+ * arithmetic as attend_row's steps 1 and 3, on the row's q (g->q) and the widened K
+ * (the same products in the same order: the same logits, bit for bit). */
+static int64_t row_weights(const attncheck_call_v2 *c, const row *r, double scale, grad_scratch *g) {
+  const double sink = c->sinks ? (double)c->sinks[r->h] : -INFINITY;
+  int64_t n = 0;
+  double max = sink;
+  for (int64_t j = 0; j < r->kv_len; ++j) {
+    if (!visible(c, r, j)) continue;
+    double dot = 0;
+    for (int64_t d = 0; d < c->head_dim; ++d) dot += g->q[d] * g->k[j * c->head_dim + d];
+    const double capped = cap(c, dot, scale);
+    const double z = logit_of_capped(c, r, j, capped);
+    g->keys[n] = j;
+    g->p[n] = z;
+    g->slope[n] = c->softcap > 0 ? 1 - (capped / c->softcap) * (capped / c->softcap) : 1;
+    if (z > max) max = z;
+    ++n;
+  }
+  if (n == 0) return 0;
+  double sum = exp(sink - max);
+  for (int64_t t = 0; t < n; ++t) {
+    g->p[t] = exp(g->p[t] - max);
+    sum += g->p[t];
+  }
+  for (int64_t t = 0; t < n; ++t) g->p[t] /= sum;
+  return n;
+}
+
+/* One row's share: stores dQ_i, and adds the row's terms to the group's dK and dV
+ * accumulators (g->dk, g->dv, indexed by key). */
+static void backward_row(const attncheck_call_v2 *c, const attncheck_grad *grad, const row *r, double scale,
+                         grad_scratch *g) {
+  for (int64_t d = 0; d < c->head_dim; ++d)
+    g->q[d] = load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->i, d));
+  const int64_t n = row_weights(c, r, scale, g);
+  /* dQ of a row that sees no key is 0; it adds nothing to dK and dV. */
+  for (int64_t d = 0; d < c->head_dim; ++d) g->dq[d] = 0;
+  if (n > 0) {
+    for (int64_t col = 0; col < c->value_dim; ++col)
+      g->dout[col] = load(grad->dout.data, c->dtype, offset_of(grad->dout.stride, r->b, r->h, r->i, col));
+
+    /* dV_j += p_j dO_i; dP_j = dO_i . v_j; D_i = sum_j p_j dP_j. */
+    double rowsum = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t j = g->keys[t];
+      double dp = 0;
+      for (int64_t col = 0; col < c->value_dim; ++col) {
+        dp += g->dout[col] * g->v[j * c->value_dim + col];
+        g->dv[j * c->value_dim + col] += g->p[t] * g->dout[col];
+      }
+      g->dp[t] = dp;
+      rowsum += g->p[t] * dp;
+    }
+
+    /* dT_j = p_j (dP_j - D_i) cap'(t_j); dQ_i = scale sum_j dT_j k_j; dK_j += scale dT_j q_i. */
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t j = g->keys[t];
+      const double dt = g->p[t] * (g->dp[t] - rowsum) * g->slope[t];
+      for (int64_t d = 0; d < c->head_dim; ++d) {
+        g->dq[d] += scale * dt * g->k[j * c->head_dim + d];
+        g->dk[j * c->head_dim + d] += scale * dt * g->q[d];
+      }
+    }
+  }
+  for (int64_t d = 0; d < c->head_dim; ++d)
+    store(grad->dq.data, c->dtype, offset_of(grad->dq.stride, r->b, r->h, r->i, d), g->dq[d]);
+}
+
+static int example_backward_v2(const attncheck_call_v2 *c, const attncheck_grad *grad, char *err, size_t err_len) {
+  if (c->dtype != ATTNCHECK_F32 && c->dtype != ATTNCHECK_F64 && c->dtype != ATTNCHECK_F16 &&
+      c->dtype != ATTNCHECK_BF16) {
+    snprintf(err, err_len, "unknown dtype %d", (int)c->dtype);
+    return ATTNCHECK_UNSUPPORTED;
+  }
+  if (!call_is_valid(c, err, err_len)) return 2;
+  const double scale = isnan(c->scale) ? 1.0 / sqrt((double)c->head_dim) : c->scale;
+  const int64_t group = c->heads / c->kv_heads;
+
+  grad_scratch g;
+  if (!alloc_grad_scratch(&g, c)) {
+    snprintf(err, err_len, "out of memory for the gradients' scratch (%lld keys)", (long long)c->kv_len);
+    return 2;
+  }
+
+  for (int64_t b = 0; b < c->batch; ++b) {
+    const int64_t lq = length_of(c->q_lens, b, c->q_len), lk = length_of(c->kv_lens, b, c->kv_len);
+    for (int64_t kv_h = 0; kv_h < c->kv_heads; ++kv_h) {
+      /* Its K and V, widened once for every row of the group; padding keys j >= Lk are
+       * not read. */
+      for (int64_t j = 0; j < lk; ++j) {
+        for (int64_t d = 0; d < c->head_dim; ++d)
+          g.k[j * c->head_dim + d] = load(c->k.data, c->dtype, offset_of(c->k.stride, b, kv_h, j, d));
+        for (int64_t col = 0; col < c->value_dim; ++col)
+          g.v[j * c->value_dim + col] = load(c->v.data, c->dtype, offset_of(c->v.stride, b, kv_h, j, col));
+      }
+      /* dK, dV of kv head kv_h start at 0: a key that no row sees keeps 0. */
+      for (int64_t at = 0; at < lk * c->head_dim; ++at) g.dk[at] = 0;
+      for (int64_t at = 0; at < lk * c->value_dim; ++at) g.dv[at] = 0;
+      /* Every query head of the group, every existing row: padding rows i >= Lq are
+       * neither read (q, dout) nor written (dq). */
+      for (int64_t h = kv_h * group; h < (kv_h + 1) * group; ++h)
+        for (int64_t i = 0; i < lq; ++i) {
+          const row r = row_at(c, b, h, i, lq, lk);
+          backward_row(c, grad, &r, scale, &g);
+        }
+      /* Stored once, overwriting; padding keys j >= Lk are left as they are. */
+      for (int64_t j = 0; j < lk; ++j) {
+        for (int64_t d = 0; d < c->head_dim; ++d)
+          store(grad->dk.data, c->dtype, offset_of(grad->dk.stride, b, kv_h, j, d), g.dk[j * c->head_dim + d]);
+        for (int64_t col = 0; col < c->value_dim; ++col)
+          store(grad->dv.data, c->dtype, offset_of(grad->dv.stride, b, kv_h, j, col), g.dv[j * c->value_dim + col]);
+      }
+    }
+  }
+  free_grad_scratch(&g);
+  return ATTNCHECK_OK;
+}
+
+/* Every feature version 2 defines, and gradients. (attncheck's tests build it again with
  * EXAMPLE_V2_FEATURES set to one feature at a time, to see each checked alone.) The
  * struct is static: it must outlive the call. */
 #ifndef EXAMPLE_V2_FEATURES
@@ -310,7 +563,7 @@ const attncheck_impl_v2 *attncheck_plugin_v2(void) {
       EXAMPLE_V2_FEATURES,
       "example_c_v2",
       example_forward_v2,
-      NULL /* backward: no gradients */
+      example_backward_v2 /* NULL for a plugin without gradients */
   };
   return &impl;
 }

@@ -29,16 +29,21 @@
 // ATTNCHECK_UNSUPPORTED. The version-1 entry translates its dense call into a dense
 // version-2 call and computes it with the same code, exactly as before.
 //
+// Gradients: version 2's backward (torch_backward.cpp) is libtorch's own autograd
+// through the same call, in f32, f64 and bf16. The call's arguments are built once, for
+// both, in sdpa_call.cpp (the mapping below is what it does).
+//
 // Entry point wrapped: at::_scaled_dot_product_attention (ATen/ops/
 // _scaled_dot_product_attention.h in 1.13):
 //   (query, key, value, attn_mask = {}, dropout_p = 0, need_attn_weights = false,
 //    is_causal = false) -> (output, attn_weights)
 // On CPU 1.13 has no fused kernel for it: the computation is the math path
 // (scale q, matmul, add the -inf mask, softmax, matmul; from upstream's
-// attention.cpp as remembered, consistent with every experiment here). It is the only
-// libtorch entry point this adapter calls besides tensor plumbing (from_blob,
-// ones/tril, ne, logical_and, logical_not, masked_fill, mul, copy_) and
-// torch::set_num_threads.
+// attention.cpp as remembered, consistent with every experiment here; with
+// requires_grad its output is bit for bit the same, tests/plugins/torch_sdpa_paths_test).
+// It is the only libtorch entry point this adapter calls besides tensor plumbing
+// (from_blob, ones/tril, ne, logical_and, logical_not, masked_fill, mul, copy_),
+// torch::autograd::grad (backward) and torch::set_num_threads.
 //
 // How each ABI field is mapped (docs/torch-findings.md says how each was verified):
 //   dtype     F32 -> kFloat, F64 -> kDouble, BF16 -> kBFloat16 (libtorch's
@@ -77,113 +82,20 @@
 //   errors    c10::Error and std::exception -> return 2 with the message in err.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/ops/_scaled_dot_product_attention.h>
 
 #include <cmath>
-#include <cstdio>
 #include <exception>
-#include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attncheck/plugin_v2.h"
+#include "sdpa_call.h"
+#include "torch_backward.h"
 
 namespace {
 
-// What version 2 declares: the features 1.13 computes itself (header comment).
-constexpr uint32_t kFeatures =
-    ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_STRIDES | ATTNCHECK_FEATURE_BIAS;
-
-// Copies `message` into the checker's err buffer, truncated and NUL-terminated.
-// libtorch's messages carry a C++ backtrace after the first line: keep the first
-// line only, which is what a report needs.
-void set_error(char* err, size_t err_len, const std::string& message) {
-  if (!err || err_len == 0) return;
-  std::string first = message.substr(0, message.find('\n'));
-  std::snprintf(err, err_len, "%s", first.c_str());
-}
-
-// The libtorch element type for an ABI dtype; nullopt for the one 1.13's CPU
-// path cannot compute (F16).
-std::optional<at::ScalarType> torch_dtype(attncheck_dtype dtype) {
-  switch (dtype) {
-    case ATTNCHECK_F32: return at::kFloat;
-    case ATTNCHECK_F64: return at::kDouble;
-    case ATTNCHECK_BF16: return at::kBFloat16;
-    case ATTNCHECK_F16: return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-// A tensor of `sizes` over the call's memory at `data`, element (b, h, r, c) at
-// data + sum of index * stride, exactly as the ABI's views say. from_blob neither
-// owns nor copies the memory; the tensor lives only inside forward().
-at::Tensor view(const void* data, at::IntArrayRef sizes, const int64_t (&stride)[4], at::ScalarType type) {
-  return at::from_blob(const_cast<void*>(data), sizes, at::IntArrayRef(stride, 4), at::TensorOptions().dtype(type));
-}
-
-// The first feature the call uses that this adapter does not declare, or nullptr.
-// The checker never sends one (undeclared features hold their neutral values).
-const char* undeclared_feature(const attncheck_call_v2& c) {
-  if (c.kv_heads != c.heads) return "GQA (kv_heads < heads)";
-  if (c.q_lens || c.kv_lens) return "LENGTHS";
-  if (c.window_left >= 0 || c.window_right >= 0) return "WINDOW";
-  if (c.softcap != 0) return "SOFTCAP";
-  if (c.alibi_slopes) return "ALIBI";
-  if (c.sinks) return "SINKS";
-  if (c.lse) return "LSE";
-  return nullptr;
-}
-
-// The explicit boolean mask [batch, heads, q_len, kv_len] (True = may attend) for
-// what the mask and the causal rule restrict, or an undefined tensor when nothing is
-// restricted or is_causal alone expresses it (TOP_LEFT with no mask and no bias).
-at::Tensor explicit_allow(const attncheck_call_v2& c, bool causal_as_flag) {
-  at::Tensor allow;
-  if (c.mask.data) {
-    // [batch, heads, q_len, kv_len] uint8 through its strides (0 = broadcast), nonzero = may attend.
-    allow = view(c.mask.data, {c.batch, c.heads, c.q_len, c.kv_len}, c.mask.stride, at::kByte).ne(0);
-  }
-  if (c.causal != ATTNCHECK_CAUSAL_NONE && !causal_as_flag) {
-    // [q_len, kv_len]; tril(d) keeps j <= i + d: d = 0 is TOP_LEFT,
-    // d = kv_len - q_len is BOTTOM_RIGHT, exactly as the ABI states them.
-    const int64_t diagonal = c.causal == ATTNCHECK_CAUSAL_BOTTOM_RIGHT ? c.kv_len - c.q_len : 0;
-    at::Tensor causal = at::ones({c.q_len, c.kv_len}, at::TensorOptions().dtype(at::kBool)).tril(diagonal);
-    allow = allow.defined() ? at::logical_and(allow, causal) : causal.expand({c.batch, c.heads, c.q_len, c.kv_len});
-  }
-  return allow;
-}
-
-// The attn_mask 1.13 gets: the bias (float, added to the scores) with -inf where
-// `allow` is False, else the bool `allow` itself, else none.
-c10::optional<at::Tensor> attn_mask_of(const attncheck_call_v2& c, at::ScalarType type, const at::Tensor& allow) {
-  if (c.bias.data) {
-    // [batch, heads, q_len, kv_len] in the call's dtype, through its strides (0 = broadcast).
-    at::Tensor bias = view(c.bias.data, {c.batch, c.heads, c.q_len, c.kv_len}, c.bias.stride, type);
-    if (allow.defined()) bias = bias.masked_fill(allow.logical_not(), -std::numeric_limits<double>::infinity());
-    return bias;
-  }
-  if (allow.defined()) return allow;
-  return c10::nullopt;
-}
-
-// Multiplies q (or, failing that, k) by `factor`, in their dtype, into a new
-// tensor (the call's buffers are never written). The fold is the adapter's
-// doing, not libtorch's: when it would overflow an element that was finite
-// (q = 2e307, factor 2.2 in f64) it is not used, since 1.13 itself, applying
-// 1/sqrt(head_dim) <= 1 to q, never overflows there. Returns false when both
-// q and k would overflow.
-bool fold_scale(at::Tensor& q, at::Tensor& k, double factor) {
-  for (at::Tensor* t : {&q, &k}) {
-    at::Tensor folded = t->mul(factor);
-    const bool overflowed = at::logical_and(at::isfinite(*t), at::isfinite(folded).logical_not()).any().item<bool>();
-    if (!overflowed) {
-      *t = folded;
-      return true;
-    }
-  }
-  return false;
-}
+using namespace torch_plugin;
 
 int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
   try {
@@ -203,29 +115,14 @@ int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
       return ATTNCHECK_UNSUPPORTED;
     }
 
-    at::Tensor q = view(c.q.data, {c.batch, c.heads, c.q_len, c.head_dim}, c.q.stride, *type);
-    at::Tensor k = view(c.k.data, {c.batch, c.heads, c.kv_len, c.head_dim}, c.k.stride, *type);
-    const at::Tensor v = view(c.v.data, {c.batch, c.heads, c.kv_len, c.value_dim}, c.v.stride, *type);
-    // Fold the requested scale into q (see the header comment): libtorch then
-    // multiplies q by 1/sqrt(head_dim), and factor / sqrt(head_dim) = scale.
-    if (!std::isnan(c.scale)) {
-      const double factor = c.scale * std::sqrt(static_cast<double>(c.head_dim));
-      if (factor != 1.0 && !fold_scale(q, k, factor)) {
-        set_error(err, err_len,
-                  "libtorch 1.13 has no scale argument, and folding scale * sqrt(head_dim) into q or k "
-                  "overflows both: this scale cannot be expressed");
-        return ATTNCHECK_UNSUPPORTED;
-      }
-    }
-
-    // 1.13 refuses is_causal together with an attn_mask: TOP_LEFT is the flag only alone.
-    const bool is_causal = c.causal == ATTNCHECK_CAUSAL_TOP_LEFT && !c.mask.data && !c.bias.data;
-    const c10::optional<at::Tensor> attn_mask = attn_mask_of(c, *type, explicit_allow(c, is_causal));
-
-    auto result = at::_scaled_dot_product_attention(q, k, v, attn_mask, /*dropout_p=*/0.0,
-                                                    /*need_attn_weights=*/false, is_causal);
+    SdpaArgs args;
+    const int rc = sdpa_args(c, *type, view(c.q.data, {c.batch, c.heads, c.q_len, c.head_dim}, c.q.stride, *type),
+                             view(c.k.data, {c.batch, c.heads, c.kv_len, c.head_dim}, c.k.stride, *type),
+                             view(c.v.data, {c.batch, c.heads, c.kv_len, c.value_dim}, c.v.stride, *type), args, err,
+                             err_len);
+    if (rc != ATTNCHECK_OK) return rc;
     // [batch, heads, q_len, value_dim].
-    const at::Tensor& out = std::get<0>(result);
+    const at::Tensor out = sdpa_output(args);
     const std::vector<int64_t> expected = {c.batch, c.heads, c.q_len, c.value_dim};
     if (out.sizes() != at::IntArrayRef(expected)) {
       set_error(err, err_len, "libtorch returned an output of shape " + c10::str(out.sizes()) + ", expected " +
@@ -280,7 +177,7 @@ int forward_v1(const attncheck_call* c1, char* err, size_t err_len) {
 
 const attncheck_impl kImplV1 = {ATTNCHECK_ABI_VERSION, "libtorch-sdpa-1.13", forward_v1};
 const attncheck_impl_v2 kImplV2 = {ATTNCHECK_ABI_VERSION_2, kFeatures, "libtorch-sdpa-1.13", forward_v2,
-                                   /*backward=*/nullptr};
+                                   backward_v2};
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "v2_random_case.h"
 #include "v2_test_plugin.h"
 
 namespace {
@@ -43,13 +44,13 @@ class ExampleV2 : public ::testing::Test {
 
 // ---- the descriptor ---------------------------------------------------------------------
 
-TEST_F(ExampleV2, DeclaresEveryFeatureAndNoGradients) {
+TEST_F(ExampleV2, DeclaresEveryFeatureAndGradients) {
   const attncheck_impl_v2& impl = *plugin().v2;
   EXPECT_EQ(impl.abi_version, ATTNCHECK_ABI_VERSION_2);
   EXPECT_EQ(impl.features, (ATTNCHECK_FEATURE_LSE << 1) - 1) << "all 11 ATTNCHECK_FEATURE_* bits";
   EXPECT_STREQ(impl.name, "example_c_v2");
   EXPECT_NE(impl.forward, nullptr);
-  EXPECT_EQ(impl.backward, nullptr);
+  EXPECT_NE(impl.backward, nullptr);  // example_v2_backward_test checks it
 }
 
 // ---- each feature alone ---------------------------------------------------------------
@@ -341,59 +342,10 @@ TEST_F(ExampleV2, EverySixteenBitValueRoundTrips) {
 
 // ---- everything together -------------------------------------------------------------
 
-// A random case using every feature at random, in random layouts.
-Case random_case(std::mt19937& rng) {
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  auto coin = [&] { return pick(0, 1) == 1; };
-  const attncheck_dtype t = kDtypes[pick(0, 3)];
-  const int64_t kv_heads = pick(1, 2), heads = kv_heads * pick(1, 3), batch = pick(1, 3);
-  Case c = shaped(t, batch, heads, kv_heads, pick(1, 5), pick(1, 6), pick(1, 4), pick(1, 3), static_cast<uint32_t>(rng()));
-  auto layout = [&] {
-    Layout l;
-    if (coin()) return l;
-    std::array<int, 3> axes{0, 1, 2};
-    std::shuffle(axes.begin(), axes.end(), rng);
-    l.order = {axes[0], axes[1], axes[2], 3};
-    l.gap = {pick(0, 3), pick(0, 3), pick(0, 3)};
-    l.lead = pick(0, 2);
-    return l;
-  };
-  c.q_layout = layout(), c.k_layout = layout(), c.v_layout = layout(), c.out_layout = layout();
-  if (coin()) {
-    for (int64_t b = 0; b < batch; ++b) {
-      c.q_lens.push_back(pick(0, static_cast<int>(c.q_len)));
-      c.kv_lens.push_back(pick(0, static_cast<int>(c.kv_len)));
-    }
-    if (coin()) c.q_lens.clear();
-  }
-  c.causal = static_cast<attncheck_causal>(pick(0, 2));
-  if (coin()) c.window_left = pick(-1, 3), c.window_right = pick(-1, 3);
-  if (coin()) c.scale = pick(1, 8) * 0.25;
-  if (coin()) c.softcap = pick(1, 8) * 0.5;
-  if (coin()) {
-    c.mask_broadcast = Broadcast{coin(), coin(), coin()};
-    const auto ext = c.stored_extents(c.mask_broadcast);
-    c.mask.resize(static_cast<size_t>(ext[0] * ext[1] * ext[2] * ext[3]));
-    for (uint8_t& m : c.mask) m = static_cast<uint8_t>(pick(0, 3) != 0);
-  }
-  if (coin()) {
-    c.bias_broadcast = Broadcast{coin(), coin(), coin()};
-    const auto ext = c.stored_extents(c.bias_broadcast);
-    c.bias.resize(static_cast<size_t>(ext[0] * ext[1] * ext[2] * ext[3]));
-    for (double& b : c.bias) b = pick(0, 5) == 0 ? -INFINITY : grid(rng, 32, 0.125);
-  }
-  if (coin())
-    for (int64_t h = 0; h < heads; ++h) c.alibi_slopes.push_back(static_cast<float>(std::ldexp(1.0, -pick(0, 4))));
-  if (coin())
-    for (int64_t h = 0; h < heads; ++h) c.sinks.push_back(static_cast<float>(grid(rng, 16, 0.25)));
-  c.want_lse = coin();
-  return c;
-}
-
 TEST_F(ExampleV2, EveryFeatureTogetherAtRandom) {
   std::mt19937 rng(seed());
   for (int n = 0; n < 400; ++n) {
-    const Case c = random_case(rng);
+    const Case c = random_case(rng, kDtypes);
     const std::string problems = run(c);
     ASSERT_EQ(problems, "") << "random case " << n << " (" << name_of(c.dtype) << ", batch " << c.batch << ", heads "
                             << c.heads << "/" << c.kv_heads << ", q_len " << c.q_len << ", kv_len " << c.kv_len
