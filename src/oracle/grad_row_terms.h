@@ -109,7 +109,8 @@ inline double ds_error(const Arithmetic& ar, double dz_err, double dz_abs, const
 // with K or Q (docs/tolerance.md, "Gradients", section 9): dS_j (autograd of
 // scale * (Q K^T) hands the matmul scale * dS, and naive forms scale * dS_j
 // first), k_jd or q_id (K or Q pre-scaled), by the whole scale or by its
-// square root (PyTorch's math path scales q and k by sqrt(scale) each). Where
+// square root (PyTorch 2's math path scales q and k by sqrt(scale) each;
+// libtorch 1.13's scales q by the whole scale). Where
 // the scaled factor falls below the smallest normal it keeps only an absolute
 // accuracy, or is flushed: it loses at most min(itself, tiny), and the rest of
 // the scale (1 or sqrt|scale|) multiplies that loss. So the product loses at
