@@ -168,6 +168,15 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
   std::vector<double> ck(Lk * D), fk(Lk * D, 0.0);
   bool any_ck = false;
   for (int64_t t = 0; t < Lk * D; ++t) any_ck |= (ck[t] = scaled_flush(kv.ak[t], kv.ak[t])) > 0;
+  // The same factors scaled first may also overflow (the scale above 1): an
+  // element whose scaled factor may reach half of the largest value of the
+  // compute type (or of the 16-bit format, where it may be stored) is not
+  // judged. k_over[d]: some existing key's k_jd (a dense kernel pre-scales
+  // every key); dk_over[j]: scale dS_ij of some row that sees key j.
+  const double scaled_limit = std::min(half_compute, half_store) / std::max(1.0, asig);
+  std::vector<uint8_t> k_over(D, 0), dk_over(Lk, 0);
+  for (int64_t j = 0; j < Lk; ++j)
+    for (int64_t d = 0; d < D; ++d) k_over[d] |= kv.ak[j * D + d] * slack >= scaled_limit;
   // gamma of each key's sums over the rows that see it; with 16-bit storage
   // and a group, each query head's dk/dv may be stored before the group's sum.
   const double group16 = sixteen && G > 1 ? dt.u16 : 0.0;
@@ -402,12 +411,15 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         }
       }
       const double flush_q = (static_cast<double>(n) + 2) * dt.tiny * std::max(1.0, asig);
+      bool ds_over = false;  // scale dS_j of some key may overflow: every element of dq
+      for (int64_t t = 0; t < n; ++t) ds_over |= (ds_abs[t] + dds[t]) * slack >= scaled_limit;
       for (int64_t d = 0; d < D; ++d) {
         const double exact = static_cast<double>(sigma * dq[d]);
         const double sums = asig * bq[d];
         const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + flush_q + fq[d];
         // Partial sums formed before or after the scale multiplies (a scale of 0 does not save dS K from overflowing).
-        const bool representable = std::max(1.0, asig) * bq[d] / gq < half_compute && std::abs(exact) < overflow;
+        const bool representable = std::max(1.0, asig) * bq[d] / gq < half_compute && std::abs(exact) < overflow &&
+                                   !ds_over && !k_over[d];
         g.dq[p.q_at(bh, i, d)] = exact;
         g.dq_bound[p.q_at(bh, i, d)] = representable ? factor * B + store * std::abs(exact) : kInf;
       }
@@ -424,6 +436,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         for (int64_t d = 0; d < D; ++d) bkr[d] += wk * std::abs(qr[d]);
         const double ds_hi = ds_abs[t] + dds[t];
         const double cs = scaled_flush(std::max(0.0, ds_abs[t] - dds[t]), ds_hi);
+        dk_over[j] |= ds_hi * slack >= scaled_limit;
         double* fkr = &fk[j * D];
         if (cs > 0)
           for (int64_t d = 0; d < D; ++d) fkr[d] += cs * std::abs(qr[d]);
@@ -455,7 +468,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + group16_floor + flush * std::max(1.0, asig) +
                        fk[j * D + d];
       const bool representable =
-          std::max(1.0, asig) * bk[j * D + d] / gk[j] < half_compute && std::abs(exact) < overflow;
+          std::max(1.0, asig) * bk[j * D + d] / gk[j] < half_compute && std::abs(exact) < overflow && !dk_over[j];
       g.dk[at] = exact;
       g.dk_bound[at] = representable ? factor * B + store * std::abs(exact) : kInf;
     }
