@@ -169,11 +169,15 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
   bool any_ck = false;
   for (int64_t t = 0; t < Lk * D; ++t) any_ck |= (ck[t] = scaled_flush(kv.ak[t], kv.ak[t])) > 0;
   // The same factors scaled first may also overflow (the scale above 1): an
-  // element whose scaled factor may reach half of the largest value of the
-  // compute type (or of the 16-bit format, where it may be stored) is not
-  // judged. k_over[d]: some existing key's k_jd (a dense kernel pre-scales
-  // every key); dk_over[j]: scale dS_ij of some row that sees key j.
-  const double scaled_limit = std::min(half_compute, half_store) / std::max(1.0, asig);
+  // element whose scaled factor may round to inf in the compute type (or in
+  // the 16-bit format, where it may be stored) is not judged. One product, so
+  // its largest value, not half of it as for partial sums (the sums after it
+  // are the sums' magnitudes' test). k_over[d]: some existing key's k_jd (a
+  // dense kernel pre-scales every key); dk_over[j]: scale dS_ij of some row
+  // that sees key j.
+  const double scaled_limit =
+      std::min(max_finite(compute_dtype(p.dtype)), compute_dtype(p.dtype) != p.dtype ? max_finite(p.dtype) : kInf) /
+      std::max(1.0, asig);
   std::vector<uint8_t> k_over(D, 0), dk_over(Lk, 0);
   for (int64_t j = 0; j < Lk; ++j)
     for (int64_t d = 0; d < D; ++d) k_over[d] |= kv.ak[j * D + d] * slack >= scaled_limit;
