@@ -14,12 +14,15 @@
 // a key's dk/dv accumulated from rows that do not see it.
 // Cannot catch: anything about rows that see a key and keys that are seen.
 // Judged inside the backward's domain only (laws/grad_rounding.h): where dout
-// times V overflows, a dense kernel's masked entries are 0 * inf.
+// times V overflows, a dense kernel's masked entries are 0 * inf; and, as the
+// gradient oracle, inside the forward's domain (a row whose ALiBi term or logit
+// overflows has out NaN, which zero weights carry into every key of its kv head).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "laws/grad_support.h"
+#include "oracle/oracle.h"
 #include "problem/transforms.h"
 
 namespace attncheck {
@@ -35,9 +38,18 @@ std::optional<std::string> nonzero(const Problem& p, const Outcome& o, int64_t& 
   // its kv head's dk and dv.
   const GradMagnitudes m = grad_magnitudes(p, o.out);
   std::vector<uint8_t> head_in_domain(static_cast<std::size_t>(s.batch * s.kv_head_count()), 1);
+  // And, as the gradient oracle has it (docs/tolerance.md, "Gradients", "Not
+  // judged"), outside the forward's own domain: a row that sees a key where
+  // row_in_finite_domain fails (an ALiBi term or a logit that overflows: its
+  // out is NaN), or a row that sees none whose products are not representable,
+  // puts NaN into every key of its kv head through a dense kernel's zero weights.
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-    for (int64_t i = 0; i < s.q_len; ++i)
-      if (p.row_exists(bh, i) && !m.in_domain[bh * s.q_len + i]) head_in_domain[p.kv_of(bh)] = 0;
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      if (!p.row_exists(bh, i) || !head_in_domain[p.kv_of(bh)]) continue;
+      const bool inside = m.in_domain[bh * s.q_len + i] &&
+                          (p.row_sees_any_key(bh, i) ? row_in_finite_domain(p, bh, i) : row_representable(p, bh, i));
+      if (!inside) head_in_domain[p.kv_of(bh)] = 0;
+    }
   auto report = [&](GradTensor t, int64_t at, const char* what) {
     std::ostringstream m;
     const double x = grad_of(o, t)[at];

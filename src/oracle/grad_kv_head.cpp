@@ -161,6 +161,26 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
   // dk, dv: the exact sums (scale applied at the end) and the bound's sums.
   std::vector<H> dk(Lk * D, 0), dv(Lk * Dv, 0);
   std::vector<double> bk(Lk * D, 0.0), bv(Lk * Dv, 0.0);
+  // A factor scaled before its product may fall below the smallest normal
+  // (grad_row_terms.h, ScaledFactorFlush): ck what k_jd scaled first may lose
+  // ([Lk][D]), fk dk's share of such losses ([Lk][D]).
+  const ScaledFactorFlush scaled_flush = scaled_factor_flush(dt, asig);
+  std::vector<double> ck(Lk * D), fk(Lk * D, 0.0);
+  bool any_ck = false;
+  for (int64_t t = 0; t < Lk * D; ++t) any_ck |= (ck[t] = scaled_flush(kv.ak[t], kv.ak[t])) > 0;
+  // The same factors scaled first may also overflow (the scale above 1): an
+  // element whose scaled factor may round to inf in the compute type (or in
+  // the 16-bit format, where it may be stored) is not judged. One product, so
+  // its largest value, not half of it as for partial sums (the sums after it
+  // are the sums' magnitudes' test). k_over[d]: some existing key's k_jd (a
+  // dense kernel pre-scales every key); dk_over[j]: scale dS_ij of some row
+  // that sees key j.
+  const double scaled_limit =
+      std::min(max_finite(compute_dtype(p.dtype)), compute_dtype(p.dtype) != p.dtype ? max_finite(p.dtype) : kInf) /
+      std::max(1.0, asig);
+  std::vector<uint8_t> k_over(D, 0), dk_over(Lk, 0);
+  for (int64_t j = 0; j < Lk; ++j)
+    for (int64_t d = 0; d < D; ++d) k_over[d] |= kv.ak[j * D + d] * slack >= scaled_limit;
   // gamma of each key's sums over the rows that see it; with 16-bit storage
   // and a group, each query head's dk/dv may be stored before the group's sum.
   const double group16 = sixteen && G > 1 ? dt.u16 : 0.0;
@@ -172,7 +192,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
   }
 
   std::vector<H> s(Lk), dp(Lk), dq(D), qh(D), gh(Dv);
-  std::vector<double> a(Lk), adp(Lk), bq(D);
+  std::vector<double> a(Lk), adp(Lk), bq(D), cq(D), fq(D);
   std::vector<int64_t> keys;
   std::vector<H> z, w, pw, ds;
   std::vector<double> pd, e, dpw, ddp, dds, score_d, ds_abs;
@@ -357,6 +377,12 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       // dq_i = scale sum_j dS_j k_j, and its bound's sum.
       std::fill(dq.begin(), dq.end(), H(0));
       std::fill(bq.begin(), bq.end(), 0.0);
+      // The scaled-factor losses: dS_j scaled first (cs, times |k_jd| in dq and
+      // |q_id| in dk), k_jd scaled first (ck, times dS_j's largest magnitude in
+      // dq), q_id scaled first (cq, the same in dk).
+      std::fill(fq.begin(), fq.end(), 0.0);
+      bool any_cq = false;
+      for (int64_t d = 0; d < D; ++d) any_cq |= (cq[d] = scaled_flush(std::abs(qr[d]), std::abs(qr[d]))) > 0;
       const double gq = gamma(static_cast<double>(n) + 3, dt.u);
       for (int64_t t = 0; t < n; ++t) {
         const int64_t j = keys[t];
@@ -368,6 +394,12 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
           for (int64_t d = 0; d < D; ++d) dq[d] += dsj * kr[d];
         }
         for (int64_t d = 0; d < D; ++d) bq[d] += wq * akr[d];
+        const double ds_hi = ds_abs[t] + dds[t];
+        const double cs = scaled_flush(std::max(0.0, ds_abs[t] - dds[t]), ds_hi);
+        if (cs > 0)
+          for (int64_t d = 0; d < D; ++d) fq[d] += cs * akr[d];
+        if (any_ck)
+          for (int64_t d = 0; d < D; ++d) fq[d] += ds_hi * ck[j * D + d];
       }
       if constexpr (kX87) {  // dq_d = sum_j dS_j k_jd along K^T's rows
         for (int64_t d = 0; d < D; ++d) {
@@ -383,12 +415,15 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         }
       }
       const double flush_q = (static_cast<double>(n) + 2) * dt.tiny * std::max(1.0, asig);
+      bool ds_over = false;  // scale dS_j of some key may overflow: every element of dq
+      for (int64_t t = 0; t < n; ++t) ds_over |= (ds_abs[t] + dds[t]) * slack >= scaled_limit;
       for (int64_t d = 0; d < D; ++d) {
         const double exact = static_cast<double>(sigma * dq[d]);
         const double sums = asig * bq[d];
-        const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + flush_q;
+        const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + flush_q + fq[d];
         // Partial sums formed before or after the scale multiplies (a scale of 0 does not save dS K from overflowing).
-        const bool representable = std::max(1.0, asig) * bq[d] / gq < half_compute && std::abs(exact) < overflow;
+        const bool representable = std::max(1.0, asig) * bq[d] / gq < half_compute && std::abs(exact) < overflow &&
+                                   !ds_over && !k_over[d];
         g.dq[p.q_at(bh, i, d)] = exact;
         g.dq_bound[p.q_at(bh, i, d)] = representable ? factor * B + store * std::abs(exact) : kInf;
       }
@@ -403,6 +438,14 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         double* bkr = &bk[j * D];
         for (int64_t d = 0; d < D; ++d) dkr[d] += dsj * static_cast<H>(qr[d]);
         for (int64_t d = 0; d < D; ++d) bkr[d] += wk * std::abs(qr[d]);
+        const double ds_hi = ds_abs[t] + dds[t];
+        const double cs = scaled_flush(std::max(0.0, ds_abs[t] - dds[t]), ds_hi);
+        dk_over[j] |= ds_hi * slack >= scaled_limit;
+        double* fkr = &fk[j * D];
+        if (cs > 0)
+          for (int64_t d = 0; d < D; ++d) fkr[d] += cs * std::abs(qr[d]);
+        if (any_cq)
+          for (int64_t d = 0; d < D; ++d) fkr[d] += ds_hi * cq[d];
         H* dvr = &dv[j * Dv];
         double* bvr = &bv[j * Dv];
         for (int64_t c = 0; c < Dv; ++c) dvr[c] += pj * static_cast<H>(gr[c]);
@@ -426,9 +469,10 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
       }
       const double exact = static_cast<double>(sigma * dk[j * D + d]);
       const double sums = asig * bk[j * D + d];
-      const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + group16_floor + flush * std::max(1.0, asig);
+      const double B = sums + dt.u16 * std::abs(exact) + dt.out_floor + group16_floor + flush * std::max(1.0, asig) +
+                       fk[j * D + d];
       const bool representable =
-          std::max(1.0, asig) * bk[j * D + d] / gk[j] < half_compute && std::abs(exact) < overflow;
+          std::max(1.0, asig) * bk[j * D + d] / gk[j] < half_compute && std::abs(exact) < overflow && !dk_over[j];
       g.dk[at] = exact;
       g.dk_bound[at] = representable ? factor * B + store * std::abs(exact) : kInf;
     }

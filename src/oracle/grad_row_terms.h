@@ -105,4 +105,28 @@ inline double ds_error(const Arithmetic& ar, double dz_err, double dz_abs, const
   return dz_err * (sc.t + sc.dt) + dz_abs * sc.dt + (ar.u + ar.u16) * dz_abs * sc.t + ar.weight_step + ar.tiny;
 }
 
+// A factor that a correct backward multiplies by the scale before its product
+// with K or Q (docs/tolerance.md, "Gradients", section 9): dS_j (autograd of
+// scale * (Q K^T) hands the matmul scale * dS, and naive forms scale * dS_j
+// first), k_jd or q_id (K or Q pre-scaled), by the whole scale or by its
+// square root (PyTorch 2's math path scales q and k by sqrt(scale) each;
+// libtorch 1.13's scales q by the whole scale). Where
+// the scaled factor falls below the smallest normal it keeps only an absolute
+// accuracy, or is flushed: it loses at most min(itself, tiny), and the rest of
+// the scale (1 or sqrt|scale|) multiplies that loss. So the product loses at
+// most min(|scale| hi, tiny max(1, sqrt|scale|)) times the other factor, and
+// only where min(|scale|, sqrt|scale|) lo < tiny; [lo, hi] is the range of the
+// factor's magnitude the bound allows (an input: its exact magnitude). The
+// relative first-order terms miss this: the scaled factor's relative error is
+// unbounded there (a scale of 1e-37 times a dS of 1e-3 is a subnormal float
+// of 7 bits, which k_jd near 1e38 multiplies back to the size of dq).
+struct ScaledFactorFlush {
+  double asig, smin, cap, tiny;
+  double operator()(double lo, double hi) const { return smin * lo < tiny ? std::min(asig * hi, cap) : 0.0; }
+};
+inline ScaledFactorFlush scaled_factor_flush(const Arithmetic& dt, double asig) {
+  const double root = std::sqrt(asig);
+  return {asig, std::min(asig, root), dt.tiny * std::max(1.0, root), dt.tiny};
+}
+
 }  // namespace attncheck::grad_detail

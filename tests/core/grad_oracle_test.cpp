@@ -364,6 +364,34 @@ TEST(GradOracle, BoundHoldsAndIsApproachedByPlainBackward) {
       }
 }
 
+// A scale so small that scale * dS_j is a subnormal float, against keys near
+// 1e36 that multiply it back to dq's size (fuzz_gradients found this on
+// naive, which forms (scale * dS_j) k_jd as autograd of scale * (Q K^T) does).
+// The scaled factor keeps only a few bits there: before the term for factors
+// scaled below the smallest normal (docs/tolerance.md, "Gradients", section 9)
+// the plain float backward, which forms it the same way, was far over the
+// bound. The bound must still flag a dq without its scale (off by 2^136).
+TEST(GradOracle, FactorScaledBelowTheSmallestNormal) {
+  Problem p = make_problem(DType::f32, {1, 2, 3, 4, 2, 2}, Causal::none, std::ldexp(1.0, -136));
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> n(0, 1);
+  for (double& x : p.q) x = round_to(p.dtype, n(rng));
+  for (double& x : p.k) x = round_to(p.dtype, std::ldexp(n(rng), 122));  // logits near 2^-14: P nearly uniform
+  for (double& x : p.v) x = round_to(p.dtype, n(rng));
+  fill_dout(p, 5);
+  const GradOracleResult g = grad_oracle(p);
+  const testing::PlainGrads x = testing::plain_backward<float>(p);
+  Ratios r;
+  r.add(g, x);
+  std::printf("scale 2^-136, keys near 2^122: plain f32 backward's worst element %.3g of the bound\n", r.worst);
+  EXPECT_LE(r.worst, 1.0);
+  EXPECT_GT(r.worst, 1e-3);  // the plain backward does lose most of those bits
+  const testing::PlainGrads unscaled = testing::plain_backward<float>(p, false, false, testing::BackwardFault::dq_unscaled);
+  Ratios f;
+  f.add(g, unscaled);
+  EXPECT_GT(f.worst, 1e6);
+}
+
 // The zoo's backward faults, in a plain float backward, flagged in every f32
 // case where the fault itself (the same faulty backward in double) moves a
 // gradient by more than 4 bounds; and detectable in most cases that use
