@@ -22,10 +22,12 @@
 // The lse. With call->lse (the forward's own, a float) and T = float, it is
 // used as it is: the FlashAttention-2 way. A float lse is not accurate enough
 // for f64 gradients (its rounding, ~6e-8 |lse|, would be every weight's
-// relative error), so in f64 it is refined with one pass over the row's keys:
-// lse = m + log(exp(sink - m) + sum_j exp(z_j - m)) with m the given lse,
-// which also keeps every exp() <= ~1. Without call->lse, a streaming pass
-// (running max and rescaled sum, as the forward) computes it first.
+// relative error, and an absolute error of ~1e5 at |lse| = 1e12, where
+// exp(z - lse) is then meaningless), so in f64, and without call->lse, a
+// streaming pass (running max and rescaled sum, as the forward) computes it
+// first: one pass over the row's keys, as refining the given one would cost.
+// (Refining from the given lse as the reference point failed on a row of one
+// key whose logit is 2.6e12: fuzz_differential, regression case.)
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -156,8 +158,8 @@ KeyRange block_range(const TypedCallV2<T>& c, int64_t b, int64_t i0, int64_t row
 }
 
 // The lse of rows [i0, i0 + rows) of (b, h) into lse[0 .. rows): call->lse
-// as it is (float), or refined from it (f64), or streamed over the keys
-// without it (see the file comment); each K tile loaded once for the block.
+// as it is (float), or streamed over the keys (f64, or without it: see the
+// file comment); each K tile loaded once for the block.
 // -inf for a row that sees no key and has no sink.
 template <class T>
 ATTNCHECK_INLINE void block_lse(const TypedCallV2<T>& c, int64_t b, int64_t h, int64_t i0, int64_t rows,
@@ -168,14 +170,12 @@ ATTNCHECK_INLINE void block_lse(const TypedCallV2<T>& c, int64_t b, int64_t h, i
     for (int64_t r = 0; r < rows; ++r) lse[r] = static_cast<T>(given[i0 + r]);
     return;
   }
-  // Per row: the reference point m (the given lse, or a running max) and the
-  // sum of exp(z - m), the sink's term included.
-  const bool refine = given != nullptr;
+  // Per row: the running max m and the sum of exp(z - m), the sink's term included.
   const T sink = c.sink_of(h);
   T max[kQueryTile], sum[kQueryTile];
   for (int64_t r = 0; r < rows; ++r) {
-    max[r] = refine ? static_cast<T>(given[i0 + r]) : sink;
-    sum[r] = c.sinks && max[r] != minus_inf ? std::exp(sink - max[r]) : T(0);
+    max[r] = sink;
+    sum[r] = c.sinks ? T(1) : T(0);  // exp(sink - sink)
   }
   T* __restrict s = w.s.data();
   const int64_t kv_head = c.kv_head_of(h);
@@ -190,14 +190,13 @@ ATTNCHECK_INLINE void block_lse(const TypedCallV2<T>& c, int64_t b, int64_t h, i
     }
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r;
-      if (refine && max[r] == minus_inf) continue;  // the forward says the row sees nothing
       const KeyRange range = c.key_range(b, i);
       const int64_t begin = std::clamp<int64_t>(range.begin - j0, 0, keys);
       const int64_t end = std::clamp<int64_t>(range.end - j0, 0, keys);
       if (begin >= end) continue;
       tile_dot(c.q.row(b, h, i), w.k_t.data(), c.head_dim, s);
       tile_logits_and_slopes(c, b, h, i, j0, begin, end, s, w.slope.data());
-      if (!refine) {
+      {
         // As the forward: a NaN logit becomes the max and poisons the row.
         T tile_max = minus_inf;
         for (int64_t jj = 0; jj < kKeyTile; ++jj) tile_max = s[jj] > tile_max || s[jj] != s[jj] ? s[jj] : tile_max;
