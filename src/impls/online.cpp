@@ -66,43 +66,6 @@ struct Block {
   int64_t b = 0, kv_head = 0, h0 = 0, heads = 0, i0 = 0, rows = 0;
 };
 
-// s[jj] holds q_i . k_(j0 + jj) for the kKeyTile keys of one tile; makes them
-// the logits of row i of head h: scaled, soft-capped, biased and ALiBi'd for
-// the keys in the row's range [begin, end) (tile-relative) that the mask and
-// bias leave visible, -inf for every other one. The mask and bias are read at
-// those keys only, never at padding keys.
-template <class T>
-ATTNCHECK_INLINE void tile_logits(const TypedCallV2<T>& c, int64_t b, int64_t h, int64_t i, int64_t j0,
-                                  int64_t begin, int64_t end, T* __restrict s) {
-  const T scale = c.abi_scale();
-  const T minus_inf = -std::numeric_limits<T>::infinity();
-  // Split loops rather than one select on jj: g++ 12 vectorises these.
-  for (int64_t jj = 0; jj < begin; ++jj) s[jj] = minus_inf;
-  for (int64_t jj = begin; jj < end; ++jj) s[jj] *= scale;
-  for (int64_t jj = end; jj < kKeyTile; ++jj) s[jj] = minus_inf;
-  if (c.softcap > 0) {
-    const T cap = static_cast<T>(c.softcap);
-    for (int64_t jj = begin; jj < end; ++jj) s[jj] = cap * std::tanh(s[jj] / cap);
-  }
-  if (c.bias) {
-    // A -inf bias hides the key, even where q . k overflowed to +inf.
-    const T* bias = c.bias.row(b, h, i) + j0;
-    for (int64_t jj = begin; jj < end; ++jj) s[jj] = bias[jj] == minus_inf ? minus_inf : s[jj] + bias[jj];
-  }
-  if (c.alibi_slopes) {
-    const T slope = static_cast<T>(c.alibi_slopes[h]);
-    const int64_t diag = c.diagonal(b, i);
-    for (int64_t jj = begin; jj < end; ++jj) {
-      const int64_t j = j0 + jj;
-      s[jj] -= slope * static_cast<T>(diag > j ? diag - j : j - diag);
-    }
-  }
-  if (c.mask) {
-    const uint8_t* m = c.mask.row(b, h, i) + j0;
-    for (int64_t jj = begin; jj < end; ++jj) s[jj] = m[jj] ? s[jj] : minus_inf;
-  }
-}
-
 // One block: the whole streaming pass over the keys its rows may see, then
 // the normalised rows (and their lse) written to out.
 template <class T>

@@ -68,46 +68,6 @@ struct Scratch {
         acc(std::max(kQueryTile * head_dim, (head_dim + value_dim) * kKeyTile)) {}
 };
 
-// s[jj] holds q_i . k_(j0 + jj); makes them row i's logits, as the forward's
-// tile_logits does (the same operations in the same order, so the weights
-// recomputed here are the forward's), and slope[jj] = 1 - tanh^2(s / softcap),
-// dz/ds, with a soft-cap. Keys outside [begin, end) (tile-relative) or hidden
-// by the mask or bias get -inf; the mask and bias are read only inside.
-template <class T>
-ATTNCHECK_INLINE void tile_logits_and_slopes(const TypedCallV2<T>& c, int64_t b, int64_t h, int64_t i, int64_t j0,
-                                             int64_t begin, int64_t end, T* __restrict s, T* __restrict slope) {
-  const T scale = c.abi_scale();
-  const T minus_inf = -std::numeric_limits<T>::infinity();
-  for (int64_t jj = 0; jj < begin; ++jj) s[jj] = minus_inf;
-  for (int64_t jj = begin; jj < end; ++jj) s[jj] *= scale;
-  for (int64_t jj = end; jj < kKeyTile; ++jj) s[jj] = minus_inf;
-  if (c.softcap > 0) {
-    const T cap = static_cast<T>(c.softcap);
-    for (int64_t jj = 0; jj < kKeyTile; ++jj) slope[jj] = 1;
-    for (int64_t jj = begin; jj < end; ++jj) {
-      const T t = std::tanh(s[jj] / cap);
-      s[jj] = cap * t;
-      slope[jj] = 1 - t * t;
-    }
-  }
-  if (c.bias) {
-    const T* bias = c.bias.row(b, h, i) + j0;
-    for (int64_t jj = begin; jj < end; ++jj) s[jj] = bias[jj] == minus_inf ? minus_inf : s[jj] + bias[jj];
-  }
-  if (c.alibi_slopes) {
-    const T alibi = static_cast<T>(c.alibi_slopes[h]);
-    const int64_t diag = c.diagonal(b, i);
-    for (int64_t jj = begin; jj < end; ++jj) {
-      const int64_t j = j0 + jj;
-      s[jj] -= alibi * static_cast<T>(diag > j ? diag - j : j - diag);
-    }
-  }
-  if (c.mask) {
-    const uint8_t* m = c.mask.row(b, h, i) + j0;
-    for (int64_t jj = begin; jj < end; ++jj) s[jj] = m[jj] ? s[jj] : minus_inf;
-  }
-}
-
 // Loads keys [j0, j0 + keys) of kv head g transposed into k_t and v_t, zero past them.
 template <class T>
 ATTNCHECK_INLINE void load_tiles(const TypedCallV2<T>& c, int64_t b, int64_t g, int64_t j0, int64_t keys,
@@ -132,7 +92,7 @@ ATTNCHECK_INLINE bool tile_gradients(const TypedCallV2<T>& c, const TypedGradV2<
   T* __restrict s = w.s.data();
   T* __restrict dp = w.dp.data();
   tile_dot(c.q.row(b, h, i), w.k_t.data(), c.head_dim, s);
-  tile_logits_and_slopes(c, b, h, i, j0, begin, end, s, w.slope.data());
+  tile_logits(c, b, h, i, j0, begin, end, s, w.slope.data());
   bool any = false;
   for (int64_t jj = 0; jj < kKeyTile; ++jj) any |= s[jj] != minus_inf;
   if (!any) return false;
@@ -195,7 +155,7 @@ ATTNCHECK_INLINE void block_lse(const TypedCallV2<T>& c, int64_t b, int64_t h, i
       const int64_t end = std::clamp<int64_t>(range.end - j0, 0, keys);
       if (begin >= end) continue;
       tile_dot(c.q.row(b, h, i), w.k_t.data(), c.head_dim, s);
-      tile_logits_and_slopes(c, b, h, i, j0, begin, end, s, w.slope.data());
+      tile_logits(c, b, h, i, j0, begin, end, s, w.slope.data());
       {
         // As the forward: a NaN logit becomes the max and poisons the row.
         T tile_max = minus_inf;

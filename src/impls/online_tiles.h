@@ -1,12 +1,18 @@
 // The tiles that online's forward (online.cpp) and backward
 // (online_backward.cpp) stream over: kKeyTile keys at a time, a compile-time
-// trip count for the vector loops, and the two inner loops both passes share.
+// trip count for the vector loops, the two inner loops both passes share, and
+// the logit chain (tile_logits) both apply to a tile of dot products.
 // Each pass's block function is compiled once per vector ISA
 // (ATTNCHECK_VECTOR_CLONES); the helpers here are always inlined into it, so
 // that each clone compiles them with its own instruction set.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+
+#include "impls/typed_call_v2.h"
 
 // GCC and clang on x86-64: one clone per ISA, chosen by an ifunc resolver at
 // load time. ISA-only targets ("avx512f", not "arch=..."): the clones keep the
@@ -85,6 +91,54 @@ ATTNCHECK_INLINE void tile_accumulate(T* __restrict acc, T alpha, const T* __res
     const T pj = p[jj];
     const T* __restrict vj = v + jj * v_row;
     for (int64_t col = 0; col < value_dim; ++col) acc[col] += pj * vj[col];
+  }
+}
+
+// s[jj] holds q_i . k_(j0 + jj) for the kKeyTile keys of one tile; makes them
+// the logits of row i of head h: scaled, soft-capped, biased and ALiBi'd for
+// the keys in the row's range [begin, end) (tile-relative) that the mask and
+// bias leave visible, -inf for every other one. The mask and bias are read at
+// those keys only, never at padding keys. With `slope` (the backward's), also
+// slope[jj] = 1 - tanh^2(s / softcap), dz/ds (1 without a soft-cap): the
+// backward recomputes the forward's weights by the very same operations.
+template <class T>
+ATTNCHECK_INLINE void tile_logits(const TypedCallV2<T>& c, int64_t b, int64_t h, int64_t i, int64_t j0,
+                                  int64_t begin, int64_t end, T* __restrict s, T* __restrict slope = nullptr) {
+  const T scale = c.abi_scale();
+  const T minus_inf = -std::numeric_limits<T>::infinity();
+  // Split loops rather than one select on jj: g++ 12 vectorises these.
+  for (int64_t jj = 0; jj < begin; ++jj) s[jj] = minus_inf;
+  for (int64_t jj = begin; jj < end; ++jj) s[jj] *= scale;
+  for (int64_t jj = end; jj < kKeyTile; ++jj) s[jj] = minus_inf;
+  if (slope) std::fill(slope, slope + kKeyTile, T(1));
+  if (c.softcap > 0) {
+    const T cap = static_cast<T>(c.softcap);
+    if (slope) {
+      for (int64_t jj = begin; jj < end; ++jj) {
+        const T t = std::tanh(s[jj] / cap);
+        s[jj] = cap * t;
+        slope[jj] = 1 - t * t;
+      }
+    } else {
+      for (int64_t jj = begin; jj < end; ++jj) s[jj] = cap * std::tanh(s[jj] / cap);
+    }
+  }
+  if (c.bias) {
+    // A -inf bias hides the key, even where q . k overflowed to +inf.
+    const T* bias = c.bias.row(b, h, i) + j0;
+    for (int64_t jj = begin; jj < end; ++jj) s[jj] = bias[jj] == minus_inf ? minus_inf : s[jj] + bias[jj];
+  }
+  if (c.alibi_slopes) {
+    const T slope = static_cast<T>(c.alibi_slopes[h]);
+    const int64_t diag = c.diagonal(b, i);
+    for (int64_t jj = begin; jj < end; ++jj) {
+      const int64_t j = j0 + jj;
+      s[jj] -= slope * static_cast<T>(diag > j ? diag - j : j - diag);
+    }
+  }
+  if (c.mask) {
+    const uint8_t* m = c.mask.row(b, h, i) + j0;
+    for (int64_t jj = begin; jj < end; ++jj) s[jj] = m[jj] ? s[jj] : minus_inf;
   }
 }
 
