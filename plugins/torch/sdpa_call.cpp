@@ -41,6 +41,20 @@ const char* undeclared_feature(const attncheck_call_v2& c) {
   return nullptr;
 }
 
+std::optional<at::ScalarType> call_dtype(const attncheck_call_v2& c, char* err, size_t err_len) {
+  const std::optional<at::ScalarType> type = torch_dtype(c.dtype);
+  if (!type) {
+    set_error(err, err_len,
+              "libtorch 1.13 has no CPU half-precision matmul (\"bmm\" not implemented for 'Half'): f16 unsupported");
+    return std::nullopt;
+  }
+  if (const char* feature = undeclared_feature(c)) {
+    set_error(err, err_len, std::string("libtorch 1.13 adapter does not declare ") + feature);
+    return std::nullopt;
+  }
+  return type;
+}
+
 namespace {
 
 // The explicit boolean mask [batch, heads, q_len, kv_len] (True = may attend) for

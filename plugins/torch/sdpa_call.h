@@ -37,6 +37,11 @@ at::Tensor view(const void* data, at::IntArrayRef sizes, const int64_t (&stride)
 // The first feature the call uses that this adapter does not declare, or nullptr.
 const char* undeclared_feature(const attncheck_call_v2& c);
 
+// The libtorch element type a forward or backward call computes in, or
+// nullopt with the reason in err when the adapter cannot take the call (F16,
+// or a feature it does not declare): answer ATTNCHECK_UNSUPPORTED then.
+std::optional<at::ScalarType> call_dtype(const attncheck_call_v2& c, char* err, size_t err_len);
+
 // The arguments of at::_scaled_dot_product_attention for one call:
 //   q [batch, heads, q_len, head_dim]    the call's q, times the folded scale factor
 //   k [batch, heads, kv_len, head_dim]   the call's k (or k times the factor)

@@ -104,16 +104,8 @@ int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
     at::set_num_threads(1);
 
     const attncheck_call_v2& c = *call;
-    const std::optional<at::ScalarType> type = torch_dtype(c.dtype);
-    if (!type) {
-      set_error(err, err_len,
-                "libtorch 1.13 has no CPU half-precision matmul (\"bmm\" not implemented for 'Half'): f16 unsupported");
-      return ATTNCHECK_UNSUPPORTED;
-    }
-    if (const char* feature = undeclared_feature(c)) {
-      set_error(err, err_len, std::string("libtorch 1.13 adapter does not declare ") + feature);
-      return ATTNCHECK_UNSUPPORTED;
-    }
+    const std::optional<at::ScalarType> type = call_dtype(c, err, err_len);
+    if (!type) return ATTNCHECK_UNSUPPORTED;
 
     SdpaArgs args;
     const int rc = sdpa_args(c, *type, view(c.q.data, {c.batch, c.heads, c.q_len, c.head_dim}, c.q.stride, *type),

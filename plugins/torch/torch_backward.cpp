@@ -75,16 +75,8 @@ int backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char*
   try {
     at::set_num_threads(1);  // as forward: one intra-op thread in the checker's child
     const attncheck_call_v2& c = *call;
-    const std::optional<at::ScalarType> type = torch_dtype(c.dtype);
-    if (!type) {
-      set_error(err, err_len,
-                "libtorch 1.13 has no CPU half-precision matmul (\"bmm\" not implemented for 'Half'): f16 unsupported");
-      return ATTNCHECK_UNSUPPORTED;
-    }
-    if (const char* feature = undeclared_feature(c)) {
-      set_error(err, err_len, std::string("libtorch 1.13 adapter does not declare ") + feature);
-      return ATTNCHECK_UNSUPPORTED;
-    }
+    const std::optional<at::ScalarType> type = call_dtype(c, err, err_len);
+    if (!type) return ATTNCHECK_UNSUPPORTED;
     if (c.scale == 0) {
       // The fold (sdpa_call.cpp) makes q' = 0 * q, and autograd's chain rule then
       // multiplies libtorch's unscaled dS @ K by 0: NaN wherever that product overflows,
