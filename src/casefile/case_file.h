@@ -8,6 +8,10 @@
 //   {
 //     "schema_version": 1,
 //     "law": "matches_oracle",
+//     "expect": "fail",                      // optional (absent: "pass"): what replaying the case on
+//                                            // the recorded implementation must give. "fail" for a case
+//                                            // of a bug-zoo member or of a declared expected failure
+//                                            // (check --expect-fail): replay as recorded honours it
 //     "problem": {
 //       "dtype": "f32",                      // f32 | f64 | f16 | bf16
 //       "batch": 1, "heads": 1, "q_len": 2, "kv_len": 2, "head_dim": 2, "value_dim": 1,
@@ -76,6 +80,9 @@ struct CaseRecord {
   Problem problem;
   std::string law, implementation, source /* "builtin:x" | "plugin:/p" */,
       found_by /* rapidcheck|libfuzzer|manual */, message, diagnosis, date /* ISO 8601 UTC */;
+  // "pass" | "fail": the verdict the recorded implementation must give when
+  // the case is replayed against it (a zoo member's case must keep failing).
+  std::string expect = "pass";
   uint64_t seed = 0;
 };
 

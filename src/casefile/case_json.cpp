@@ -41,8 +41,10 @@ std::string case_to_json(const CaseRecord& rec) {
   // The lowest schema that holds the problem: a v1 problem's file is what it always was.
   const bool v2 = needs_schema_2(p);
   std::ostringstream os;
-  os << "{\n  \"schema_version\": " << (v2 ? 2 : 1) << ",\n  \"law\": " << quoted(rec.law)
-     << ",\n  \"problem\": {\n"
+  os << "{\n  \"schema_version\": " << (v2 ? 2 : 1) << ",\n  \"law\": " << quoted(rec.law) << ",\n";
+  // Written only when it is not the default, so a case that must pass reads as it always did.
+  if (rec.expect != "pass") os << "  \"expect\": " << quoted(rec.expect) << ",\n";
+  os << "  \"problem\": {\n"
      << "    \"dtype\": \"" << dtype_name(p.dtype) << "\",\n"
      << "    \"batch\": " << p.shape.batch << ",\n    \"heads\": " << p.shape.heads << ",\n";
   if (v2) write_kv_heads(os, p);
@@ -98,6 +100,11 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
   rec.schema_version = version.get<int>();
   rec.law = r.string(root, "", "law", true);
   if (rec.law.empty()) r.fail("law must not be empty");
+  if (auto e = root.find("expect"); e != root.end() && !e->is_null()) {
+    if (!e->is_string() || (*e != "pass" && *e != "fail"))
+      r.fail("expect must be \"pass\" or \"fail\", got " + shown(*e));
+    rec.expect = e->get<std::string>();
+  }
 
   const json& pj = r.member(root, "", "problem");
   if (!pj.is_object()) r.fail("problem must be a JSON object");

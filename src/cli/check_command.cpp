@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -19,6 +20,9 @@
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
+#include "cli/expectations.h"
+#include "cli/progress_line.h"
+#include "cli/terminal_mode.h"
 #include "report/console_report.h"
 
 namespace attncheck {
@@ -31,6 +35,7 @@ struct Target {
   Expectation expectation = Expectation::none;
   ImplementationFactory open;  // another instance, for a law or a worker of --jobs
   bool builtin = false;
+  std::string label;  // --plugin NAME=PATH: the name the reports give it; empty: its own name
 };
 
 ImplementationFactory builtin_factory(const std::string& name) {
@@ -163,10 +168,12 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
                     std::ostream& err) {
   if (a.plugins.empty() && a.impls.empty()) {
     for (const DefaultTarget& d : default_targets())
-      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true});
+      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true, ""});
     return true;
   }
-  for (const std::string& path : a.plugins) {
+  for (const std::string& arg : a.plugins) {
+    const PluginArg parsed = split_plugin_arg(arg);
+    const std::string& path = parsed.path;
     std::string error;
     std::unique_ptr<Implementation> impl = load_plugin(path, options, error);
     if (!impl) {
@@ -176,7 +183,8 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
     ImplementationFactory again = [path, options](std::string& error) {
       return load_plugin_again(path, options, error);
     };
-    targets.push_back({std::move(impl), "--plugin " + shell_quote(path), Expectation::none, std::move(again), false});
+    targets.push_back(
+        {std::move(impl), "--plugin " + shell_quote(arg), Expectation::none, std::move(again), false, parsed.label});
   }
   std::vector<std::string> seen;
   for (const std::string& name : a.impls) {
@@ -190,9 +198,62 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
           << " (or load your own with --plugin PATH)\n";
       return false;
     }
-    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true});
+    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true, ""});
   }
   return true;
+}
+
+// The name each target has in the reports: its label, else its own name; a
+// name taken already gets "-2", "-3", ... (two plugins may call themselves
+// the same, and CI systems fold testcases with the same classname and name).
+// Two equal labels are refused: the user chose them to tell plugins apart.
+bool report_names(const std::vector<Target>& targets, std::vector<std::string>& names, std::ostream& err) {
+  for (const Target& t : targets)
+    if (!t.label.empty() && std::count(names.begin(), names.end(), t.label)) {
+      err << "attncheck check: --plugin " << t.label << "=...: the label " << t.label << " is given twice\n";
+      return false;
+    } else {
+      names.push_back(t.label);
+    }
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    if (!names[k].empty()) continue;
+    const std::string own = targets[k].impl->name();
+    std::string name = own;
+    for (int n = 2; std::count(names.begin(), names.end(), name); ++n) name = own + "-" + std::to_string(n);
+    names[k] = name;
+  }
+  return true;
+}
+
+// The results of the laws that ran, in `ran` order, with the laws left out by
+// --skip-law put back in their catalogue places (`requested` order), skipped.
+std::vector<LawResult> with_skipped_laws(std::vector<LawResult> ran, const std::vector<const Law*>& requested,
+                                         const Expectations& e) {
+  std::vector<LawResult> out;
+  std::size_t next = 0;
+  for (const Law* law : requested) {
+    if (!e.skipped(law->name)) {
+      if (next < ran.size()) out.push_back(std::move(ran[next++]));
+      continue;
+    }
+    LawResult l;
+    l.run.law = law->name;
+    l.run.status = LawStatus::skipped;
+    l.run.skip_reason = SkipReason::by_request;
+    l.run.message = "not run: --skip-law";
+    out.push_back(std::move(l));
+  }
+  for (; next < ran.size(); ++next) out.push_back(std::move(ran[next]));
+  return out;
+}
+
+std::string utc_timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
 }
 
 int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
@@ -219,23 +280,68 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     err << "attncheck check: " << shape_error << "\n";
     return 2;
   }
+  std::string terminal_error;
+  const std::optional<TerminalMode> mode =
+      terminal_mode(TerminalFacts::of_this_process(), a.color, a.quiet, terminal_error);
+  if (!mode) {
+    err << "attncheck check: " << terminal_error << "\n";
+    return 2;
+  }
+  bool seed_from_env = false;
+  std::string seed_error;
+  const std::optional<uint64_t> seed = seed_from_flag_or_env(a.seed, seed_from_env, seed_error);
+  if (!seed_error.empty()) {
+    err << "attncheck check: " << seed_error << "\n";
+    return 2;
+  }
+  Expectations expectations;
+  expectations.skip_laws = a.skip_laws;
+  std::string expectation_error;
+  for (const std::string& x : a.expect_fail)
+    if (!add_expect_fail(x, expectations, expectation_error)) {
+      err << "attncheck check: " << expectation_error << "\n";
+      return 2;
+    }
+  if (!a.config.empty() && !load_expectations_config(a.config, expectations, expectation_error)) {
+    err << "attncheck check: " << expectation_error << "\n";
+    return 2;
+  }
+  // The laws now, before any plugin is loaded; the implementations' names once they are.
+  if (const std::string bad = expectations_problem(expectations, {}); !bad.empty()) {
+    err << "attncheck check: " << bad << "\n";
+    return 2;
+  }
+  std::vector<const Law*> requested;
+  if (!choose_laws(a, requested, err)) return 2;
   std::vector<const Law*> laws;
-  if (!choose_laws(a, laws, err)) return 2;
+  for (const Law* l : requested)
+    if (!expectations.skipped(l->name)) laws.push_back(l);
   for (const ReportFormat& f : report_formats())
     if (const std::string path = report_path(a, f.key); !path.empty() && !writable(path, false, err, f.flag.data()))
       return 2;
   if (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")) return 2;
   std::vector<Target> targets;
   if (!choose_targets(a, plugin_options, targets, err)) return 2;
+  std::vector<std::string> names;
+  if (!report_names(targets, names, err)) return 2;
+  if (const std::string bad = expectations_problem(expectations, names); !bad.empty()) {
+    err << "attncheck check: " << bad << "\n";
+    return 2;
+  }
+  // --quiet: what the run printed on the way is left out, the failures and the verdict stay.
+  std::ostringstream discarded;
+  std::ostream& chatter = mode->quiet ? static_cast<std::ostream&>(discarded) : out;
+  const ConsoleStyle style{mode->colour};
 
   RunReport report;
-  report.seed = a.seed ? *a.seed : fresh_seed();
+  report.seed = seed ? *seed : fresh_seed();
+  report.timestamp = utc_timestamp();
   report.profile = a.shapes.profile;
   report.default_run = a.plugins.empty() && a.impls.empty();
-  out << "seed: " << report.seed << "\n";
-  out << "rerun: " << rerun_command(a, report.seed) << "\n";
+  out << "seed: " << report.seed << (seed_from_env ? " (from ATTNCHECK_SEED)" : "") << "\n";
+  chatter << "rerun: " << rerun_command(a, report.seed) << "\n";
   if (report.default_run)
-    out << "embedded default: every built-in; the references must pass every law, every zoo member must be caught\n";
+    chatter << "embedded default: every built-in; the references must pass every law, every zoo member must be caught\n";
   out.flush();
 
   RunBudget budget(a.budget_seconds);
@@ -246,7 +352,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   for (Target& t : targets) {
     probes.push_back(probe_dtypes(*t.impl, *dtypes));
     const DTypeProbe& p = probes.back();
-    for (const DroppedDType& d : p.dropped) out << t.impl->name() << ": " << describe(d) << "\n";
+    for (const DroppedDType& d : p.dropped) chatter << t.impl->name() << ": " << describe(d) << "\n";
     if (p.supported.empty()) {
       err << "attncheck check: " << t.impl->name() << " (" << t.impl->source()
           << ") supports none of the requested calls: every probe of dtype " << a.dtype
@@ -255,7 +361,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     }
     findings.push_back(probe_shapes(*t.impl, p.supported.front()));
     if (findings.back().restricts())
-      out << t.impl->name() << ": accepts only " << findings.back().describe() << "; cases are drawn within that\n";
+      chatter << t.impl->name() << ": accepts only " << findings.back().describe() << "; cases are drawn within that\n";
   }
 
   std::vector<std::string> errors;
@@ -277,36 +383,58 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.probe_fault_message = dtype_fault ? probes[k].fault_message : findings[k].fault_message;
     s.options.min_judged = std::min(a.min_judged, a.cases);  // a floor above --cases could never be met
     s.save_failures_dir = a.save_failures_dir;
+    s.must_fail = t.expectation == Expectation::must_be_caught;
+    s.expected_failure = [&expectations, name = names[k]](const std::string& law) {
+      return expectations.expected_failure(name, law);
+    };
     s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return rerun_command(a, report.seed, Focus{flag, law});
     };
-    checks.push_back({t.impl->name(), t.impl->source(), t.open, t.builtin, std::move(t.impl), std::move(s)});
+    checks.push_back({names[k], t.impl->source(), t.open, t.builtin, std::move(t.impl), std::move(s)});
   }
+  ProgressLine progress(err, mode->progress, checks.size() * laws.size());
+  // With a progress line the "checking ..." line is printed whole when its
+  // implementation is done: half a line on stdout would be drawn over.
+  auto checking = [&](std::size_t k) {
+    return "checking " + checks[k].name + " (" + checks[k].source + "): " + std::to_string(laws.size()) +
+           " law(s), " + std::to_string(a.cases) + " cases each ...";
+  };
   auto started = [&](std::size_t k) {
-    out << "checking " << checks[k].name << " (" << checks[k].source << "): " << laws.size() << " law(s), "
-        << a.cases << " cases each ..." << std::flush;
+    if (!mode->progress) chatter << checking(k) << std::flush;
+  };
+  const bool on_items_serial = a.jobs <= 1 || checks.size() * laws.size() <= 1;
+  CheckProgress on_items;
+  on_items.started = [&](std::size_t k, const Law& law) { progress.working_on(checks[k].name, law.name); };
+  on_items.finished = [&](std::size_t k, const LawResult& l) {
+    if (!on_items_serial) progress.working_on(checks[k].name, l.run.law + " done");
+    progress.finished_one(l.run.judged);
   };
   auto done = [&](std::size_t k, std::vector<LawResult> results, double seconds) {
-    ImplementationResult r =
-        finish_implementation(checks[k].name, checks[k].source, std::move(results), checks[k].settings, errors);
+    ImplementationResult r = finish_implementation(checks[k].name, checks[k].source,
+                                                   with_skipped_laws(std::move(results), requested, expectations),
+                                                   checks[k].settings, errors);
     r.seconds = seconds;
     if (budget.spent()) r.notes.push_back(budget.describe());
     r.expectation = targets[k].expectation;
     r.insufficient_fails = !a.allow_insufficient;
     r.accepted_shapes = findings[k].describe();
     for (const DroppedDType& d : probes[k].dropped) r.notes.push_back(describe(d));
-    out << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0 << " s)\n";
+    progress.clear();
+    if (mode->progress) chatter << checking(k);
+    chatter << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0 << " s)\n"
+            << std::flush;
     report.implementations.push_back(std::move(r));
   };
   out.flush();
-  run_checks(checks, laws, a.jobs, budget, started, done, errors);
-  out << "\n";
+  run_checks(checks, laws, a.jobs, budget, started, done, errors, on_items);
+  progress.clear();
+  chatter << "\n";
   if (budget.spent()) out << budget.describe() << "\n";
 
-  print_law_table(report, out);
-  print_failures(report, out);
-  print_verdict(report, out);
+  print_law_table(report, chatter, style);
+  print_failures(report, out, style);
+  print_verdict(report, out, style);
   out << "seed: " << report.seed << "\n";
 
   for (const ReportFormat& f : report_formats()) {

@@ -33,12 +33,15 @@ inline constexpr int kDefaultTimeoutMs = 2000;
 inline constexpr int kDefaultMinJudged = 20;
 
 struct CheckArgs {
-  std::vector<std::string> plugins;    // --plugin PATH...
+  std::vector<std::string> plugins;    // --plugin PATH... or NAME=PATH (NAME: its name in the reports)
   std::vector<std::string> impls;      // --impl NAME...
   std::vector<std::string> laws;       // --law NAME...; empty: every law
+  std::vector<std::string> skip_laws;  // --skip-law NAME...: reported skipped, not run
+  std::vector<std::string> expect_fail;  // --expect-fail [IMPL/]LAW[:REASON]... (cli/expectations.h)
+  std::string config;                  // --config FILE: skip_law and expect_fail from a JSON file
   std::string dtype = "all";           // --dtype f32|f64|f16|bf16|all (or a comma list)
   int cases = kDefaultCases;           // --cases N
-  std::optional<uint64_t> seed;        // --seed N; else a fresh one
+  std::optional<uint64_t> seed;        // --seed N; else ATTNCHECK_SEED; else a fresh one
   int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: per plugin call
   ShapeFlags shapes;                   // --profile, --head-dim, --q-len, --kv-len, --batch, --heads
   int min_judged = kDefaultMinJudged;  // --min-judged N: fewer judged cases is `insufficient`
@@ -50,6 +53,8 @@ struct CheckArgs {
   ReportPaths reports;                 // --json FILE, --junit FILE, ...: one per row of report_formats()
   std::string save_failures_dir;       // --save-failures DIR
   std::string program = "attncheck";   // argv[0], for the commands it prints
+  std::string color = "auto";          // --color auto|always|never (cli/terminal_mode.h)
+  bool quiet = false;                  // --quiet
 };
 
 // Returns the exit status: 0 every law passed (or was skipped) for every

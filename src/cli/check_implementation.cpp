@@ -98,8 +98,10 @@ ImplementationResult finish_implementation(std::string name, std::string source,
     const std::string& repro_law = l.found_while.empty() ? l.run.law : l.found_while;
     if (settings.reproduce) l.reproduce = settings.reproduce(repro_law);
     if (!l.run.counterexample || settings.save_failures_dir.empty()) continue;
-    const CaseRecord c = failure_record(*l.run.counterexample, l.run.law, r.name, r.source, settings.found_by,
-                                        settings.options.seed, l.run.message, l.run.diagnosis);
+    CaseRecord c = failure_record(*l.run.counterexample, l.run.law, r.name, r.source, settings.found_by,
+                                  settings.options.seed, l.run.message, l.run.diagnosis);
+    // Replayed as recorded, the case must fail again where its failure was expected.
+    c.expect = settings.must_fail || l.expected_failure ? "fail" : "pass";
     try {
       l.case_file = save_case(c, settings.save_failures_dir);
     } catch (const std::exception& e) {

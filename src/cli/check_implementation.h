@@ -28,6 +28,12 @@ struct LawRunSettings {
   std::string found_by = "rapidcheck";
   // The command line that reproduces a failure of `law` (the law to pass to --law).
   std::function<std::string(const std::string& law)> reproduce;
+  // The declared expected failure of `law` on this implementation (its reason), if any
+  // (check --expect-fail, --config). Unset: none is expected.
+  std::function<std::optional<std::string>(const std::string& law)> expected_failure;
+  // The implementation must fail (a zoo member in the embedded default run):
+  // its saved cases record "expect": "fail", as do those of an expected failure.
+  bool must_fail = false;
   // Asked before each law: a non-empty answer skips the law with that reason (check --budget).
   std::function<std::string()> skip_reason;
   // A process fault the shape probe provoked before any law ran: charged to
@@ -44,7 +50,7 @@ LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& 
 
 // The laws' results (in catalogue order) become the implementation's: process
 // faults charged to their process laws, the commands that reproduce each
-// failure, the saved case files. `errors` receives a line for each case file
+// failure, the declared expected failures, the saved case files. `errors` receives a line for each case file
 // that could not be written. Leaves `seconds` to the caller.
 ImplementationResult finish_implementation(std::string name, std::string source, std::vector<LawResult> laws,
                                            const LawRunSettings& settings, std::vector<std::string>& errors);

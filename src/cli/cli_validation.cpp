@@ -1,6 +1,9 @@
 #include "cli/cli_validation.h"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -15,6 +18,41 @@ namespace {
 constexpr uint64_t kMinMemoryLimit = uint64_t{16} << 20;  // below this not even a loader runs
 
 }  // namespace
+
+PluginArg split_plugin_arg(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return {"", text};
+  const std::string label = text.substr(0, eq);
+  const bool is_label = std::all_of(label.begin(), label.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  std::error_code ec;
+  if (!is_label || std::filesystem::exists(text, ec)) return {"", text};
+  return {label, text.substr(eq + 1)};
+}
+
+std::optional<uint64_t> parse_seed(const std::string& text) {
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> seed_from_flag_or_env(const std::optional<uint64_t>& given, bool& from_env,
+                                              std::string& error) {
+  from_env = false;
+  if (given) return given;
+  const char* env = std::getenv("ATTNCHECK_SEED");
+  if (!env || !*env) return std::nullopt;
+  const std::optional<uint64_t> seed = parse_seed(env);
+  if (!seed) {
+    error = std::string("ATTNCHECK_SEED=").append(env).append(
+        " is not a seed: a whole number from 0 to 18446744073709551615 (or unset it)");
+    return std::nullopt;
+  }
+  from_env = true;
+  return seed;
+}
 
 std::optional<uint64_t> parse_memory_size(const std::string& text) {
   if (text == "none") return 0;

@@ -41,6 +41,26 @@ std::string jobs_problem(int jobs);
 // no file named by two of them.
 std::string report_paths_problem(const ReportPaths& paths);
 
+// --plugin NAME=PATH: a label chosen by the user, the name the reports give
+// the plugin. The text is NAME=PATH when it holds an '=', the part before it
+// is a label (letters, digits, '_', '-', '.'; no '/') and the whole text is
+// not itself an existing file; otherwise it is a plain PATH (label empty).
+struct PluginArg {
+  std::string label;  // empty: the name the plugin gives itself
+  std::string path;
+};
+PluginArg split_plugin_arg(const std::string& text);
+
+// A seed given as text (--seed, ATTNCHECK_SEED): a whole number 0 ..
+// 2^64 - 1; nullopt otherwise.
+std::optional<uint64_t> parse_seed(const std::string& text);
+
+// The seed of a run: `given` (--seed) when set, else ATTNCHECK_SEED when set
+// and not empty (`from_env` true), else nullopt (a fresh one is drawn).
+// `error` is set (and nullopt returned) when ATTNCHECK_SEED is not a seed.
+std::optional<uint64_t> seed_from_flag_or_env(const std::optional<uint64_t>& given, bool& from_env,
+                                              std::string& error);
+
 // The first word of the command line when it names no command (it does not
 // start with '-' and is not check, replay or list): the message naming it and
 // the commands; "" otherwise.

@@ -3,7 +3,6 @@
 // to the commands: check_command.h, replay_command.h, list_command.h.
 // Exit status 2 for anything that could not run as asked (shared/spec/cli.md).
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdint>
 #include <iostream>
 
@@ -25,27 +24,51 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("attncheck ") + ATTNCHECK_VERSION);
   app.require_subcommand(1);
   app.footer(
-      "Run `attncheck check` with no --impl/--plugin for the embedded default: every built-in.\n"
+      "Examples:\n"
+      "  attncheck check                                  the embedded default: every built-in\n"
+      "  attncheck check --plugin ./libmine.so --junit r.xml\n"
+      "  attncheck replay regression/cases/               every saved case, as recorded\n"
+      "  attncheck list\n"
+      "Run `attncheck COMMAND --help` for a command's flags and examples.\n"
       "Exit status: 0 pass, 1 a law failed, 2 could not run as asked.");
 
   CheckArgs check;
   check.program = argc > 0 ? argv[0] : "attncheck";
   CLI::App* c = app.add_subcommand("check", "run the laws against implementations (default: every built-in)");
-  c->add_option("--plugin", check.plugins, "shared library exporting the plugin ABI (repeatable)")->type_name("PATH");
+  c->footer(
+      "Examples:\n"
+      "  attncheck check --impl reference --impl seed_unscaled --cases 50 --seed 1\n"
+      "  attncheck check --plugin mine=./libmine.so --junit junit.xml --markdown summary.md --save-failures cases/\n"
+      "  attncheck check --plugin ./libtorch_attention.so --expect-fail fully_masked_rows_zero:'NaN rows, upstream'\n"
+      "  attncheck check --plugin ./libmine.so --config attncheck.json --skip-law nan_propagates\n"
+      "  ATTNCHECK_SEED=42 attncheck check --impl naive --law matches_oracle --quiet\n"
+      "--expect-fail [IMPL/]LAW[:REASON]: LAW is expected to fail on every implementation of the run, or\n"
+      "only on IMPL (its name in the report, e.g. a --plugin label); it then shows as XFAIL (JSON status\n"
+      "expected_fail) and does not fail the run; if it passes it shows as XPASS (unexpected_pass), exit 1.\n"
+      "--config FILE: {\"skip_law\": [LAW...], \"expect_fail\": [{\"law\": L, \"implementation\": I, \"reason\": R}]}.\n"
+      "Colour and the progress line (stderr) appear only on a terminal; CI=true or a pipe gives plain text.\n"
+      "Exit status: 0 every law passed (or failed as expected), 1 a law failed, 2 could not run as asked.");
+  c->add_option("--plugin", check.plugins,
+                "shared library exporting the plugin ABI (repeatable); NAME=PATH names it NAME in the reports")
+      ->type_name("[NAME=]PATH");
   c->add_option("--impl", check.impls, "built-in implementation, see `attncheck list` (repeatable)")->type_name("NAME");
   c->add_option("--law", check.laws, "check only this law (repeatable; default: every law)")->type_name("NAME");
+  c->add_option("--skip-law", check.skip_laws, "do not run this law; it is reported skipped (repeatable)")
+      ->type_name("NAME");
+  c->add_option("--expect-fail", check.expect_fail,
+                "a known, accepted failure: reported XFAIL, not counted; XPASS (exit 1) if it passes (repeatable)")
+      ->type_name("[IMPL/]LAW[:REASON]");
+  c->add_option("--config", check.config, "read skip_law and expect_fail from this JSON file (e.g. attncheck.json)")
+      ->type_name("FILE");
   c->add_option("--dtype", check.dtype, dtype_names("|") + "|all, or a comma list; drawn per case")
       ->type_name("DTYPE")
       ->capture_default_str();
   c->add_option("--cases", check.cases, "generated cases per law")->type_name("N")->capture_default_str();
-  c->add_option("--seed", check.seed, "seed of the whole run (default: a fresh one, always printed)")
+  c->add_option("--seed", check.seed,
+                "seed of the whole run (default: $ATTNCHECK_SEED when set, else a fresh one; always printed)")
       ->type_name("N")
       ->check([](const std::string& s) {
-        uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        return ec == std::errc() && end == s.data() + s.size()
-                   ? std::string()
-                   : "must be a whole number from 0 to 18446744073709551615, got " + s;
+        return parse_seed(s) ? std::string() : "must be a whole number from 0 to 18446744073709551615, got " + s;
       });
   c->add_option("--timeout-ms", check.timeout_ms, "time limit of one plugin call")
       ->type_name("N")
@@ -82,12 +105,25 @@ int main(int argc, char** argv) {
     c->add_option(std::string(f.flag), check.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
   c->add_option("--save-failures", check.save_failures_dir, "save each failing law's shrunk case into this folder")
       ->type_name("DIR");
+  c->add_option("--color", check.color, "colour on the terminal: auto (a TTY, no NO_COLOR, not CI=true), always, never")
+      ->type_name("WHEN")
+      ->capture_default_str();
+  c->add_flag("--quiet", check.quiet, "print only the seed, the failures and the verdict; no progress line");
 
   ReplayArgs replay;
-  CLI::App* r = app.add_subcommand("replay", "run saved regression cases (a case file or a folder of them)");
-  r->add_option("PATH", replay.path, "case file or folder")->required();
+  replay.program = check.program;
+  CLI::App* r = app.add_subcommand("replay", "run saved regression cases (case files and folders of them)");
+  r->footer(
+      "Examples:\n"
+      "  attncheck replay regression/cases/                as recorded: each case on the implementation it names\n"
+      "  attncheck replay build/regressions/*.json --impl reference --junit replay.xml\n"
+      "  attncheck replay cases/ --plugin mine=./libmine.so --markdown summary.md\n"
+      "A case recorded with \"expect\": \"fail\" (a bug-zoo member's, or an expected failure's) must fail\n"
+      "again on its recorded implementation (XFAIL); if it passes that is XPASS, a failure.\n"
+      "Exit status: 0 every case as expected, 1 a case failed, 2 refused or no case file found.");
+  r->add_option("PATH", replay.paths, "case files or folders of them")->required();
   r->add_option("--plugin", replay.plugins, "run the cases against this plugin instead of the recorded implementation")
-      ->type_name("PATH");
+      ->type_name("[NAME=]PATH");
   r->add_option("--impl", replay.impls, "run the cases against this built-in instead of the recorded implementation")
       ->type_name("NAME");
   r->add_option("--timeout-ms", replay.timeout_ms, "time limit of one plugin call")
@@ -99,8 +135,15 @@ int main(int argc, char** argv) {
   r->add_option("--memory-limit", replay.memory_limit,
                 "resident memory a plugin's process may take: 512M, 4G, none (default: half the machine's)")
       ->type_name("SIZE");
+  for (const ReportFormat& f : report_formats())
+    r->add_option(std::string(f.flag), replay.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
+  r->add_option("--color", replay.color, "colour on the terminal: auto, always, never")
+      ->type_name("WHEN")
+      ->capture_default_str();
+  r->add_flag("--quiet", replay.quiet, "print only the failing cases and the summary; no progress line");
 
   CLI::App* l = app.add_subcommand("list", "name the built-in implementations and the laws");
+  l->footer("Example:\n  attncheck list    one line each: name, kind (reference or zoo), what it does");
 
   if (const std::string bad = unknown_command_problem(argc, argv); !bad.empty()) {
     std::cerr << "attncheck: " << bad << "\n";

@@ -103,7 +103,7 @@ int default_jobs() { return static_cast<int>(std::max(1u, std::thread::hardware_
 void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>& laws, int jobs, RunBudget& budget,
                 const std::function<void(std::size_t)>& started,
                 const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
-                std::vector<std::string>& errors) {
+                std::vector<std::string>& errors, const CheckProgress& progress) {
   std::vector<Item> items;
   for (std::size_t k = 0; k < targets.size(); ++k)
     for (const Law* law : laws) items.push_back({k, law});
@@ -119,6 +119,7 @@ void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>
     const Item& item = items[i];
     if (!a.error.empty()) errors.push_back(a.error);
     if (a.budget_spent) budget.over();  // the same deadline: the parent records it as spent too
+    if (progress.finished) progress.finished(item.target, a.law);
     results[item.target][i % laws.size()] = std::move(a.law);
     seconds[item.target] += a.seconds;
     --left[item.target];
@@ -134,6 +135,7 @@ void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>
     std::size_t announced = targets.size();
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (items[i].target != announced) started(announced = items[i].target);
+      if (progress.started) progress.started(items[i].target, *items[i].law);
       take(i, run_item(items[i], targets, instances, budget));
     }
     return;

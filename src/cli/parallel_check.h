@@ -52,6 +52,14 @@ struct CheckTarget {
   LawRunSettings settings;  // its skip_reason may ask `budget`
 };
 
+// What a progress line (progress_line.h) learns while the run goes: both optional.
+struct CheckProgress {
+  // With one worker only: before item (target, law) runs.
+  std::function<void(std::size_t target, const Law& law)> started;
+  // As each item's answer arrives (in the order they finish).
+  std::function<void(std::size_t target, const LawResult& result)> finished;
+};
+
 // The most workers --jobs may ask for: far above any core count, low enough
 // that a typo cannot start thousands of processes.
 inline constexpr int kMaxJobs = 256;
@@ -70,6 +78,6 @@ int default_jobs();
 void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>& laws, int jobs, RunBudget& budget,
                 const std::function<void(std::size_t)>& started,
                 const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
-                std::vector<std::string>& errors);
+                std::vector<std::string>& errors, const CheckProgress& progress = {});
 
 }  // namespace attncheck

@@ -1,26 +1,33 @@
 #include "cli/replay_command.h"
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "casefile/case_file.h"
 #include "cli/cli_validation.h"
+#include "cli/progress_line.h"
+#include "cli/terminal_mode.h"
+#include "diagnosis/diagnose.h"
+#include "driver/law_run.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
-#include "driver/law_run.h"
 #include "plugin/plugin_host.h"
+#include "report/run_report.h"
 
 namespace attncheck {
 namespace fs = std::filesystem;
 namespace {
 
 struct Tally {
-  int passed = 0, failed = 0, skipped = 0, refused = 0;
+  int passed = 0, failed = 0, skipped = 0, refused = 0, expected = 0, unexpected_passes = 0;
 };
 
-// The case files PATH names, sorted; false (reason on err) when there is none to read.
+// Appends the case files `path` names, sorted; false (reason on err) when it cannot be read.
 bool case_paths(const std::string& path, std::vector<std::string>& paths, std::ostream& err) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -36,142 +43,317 @@ bool case_paths(const std::string& path, std::vector<std::string>& paths, std::o
     paths.push_back(path);
     return true;
   }
+  std::vector<std::string> found;
   for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
     const std::string file = p.filename().string();
-    if (p.extension() == ".json" && !file.starts_with(".")) paths.push_back(p.string());
+    if (p.extension() == ".json" && !file.starts_with(".")) found.push_back(p.string());
   }
   if (ec) {
     err << "attncheck replay: " << path << ": cannot list the folder: " << ec.message() << "\n";
     return false;
   }
-  std::sort(paths.begin(), paths.end());
+  if (found.empty()) err << "attncheck replay: " << path << ": no case files (*.json)\n";
+  std::sort(found.begin(), found.end());
+  paths.insert(paths.end(), found.begin(), found.end());
   return true;
 }
 
-// Loads implementations once per source and keeps them (a plugin's child
-// process is started once, not once per case).
+// An implementation loaded once per source and kept (a plugin's child
+// process is started once, not once per case), with its name in the reports.
+struct Loaded {
+  std::unique_ptr<Implementation> impl;
+  std::string error;
+  std::string name;  // a --plugin label, else the implementation's own name
+  std::string flag;  // "--impl NAME" | "--plugin PATH", for the reproducing command
+};
+
 class Implementations {
  public:
   explicit Implementations(const PluginOptions& options) : options_(options) {}
 
-  // nullptr with `error` set when the source cannot be loaded.
-  Implementation* get(const std::string& source, std::string& error) {
+  // The entry of `source` ("builtin:NAME" | "plugin:PATH"); its impl is null (and error set) when it cannot load.
+  Loaded& get(const std::string& source, const std::string& label = "") {
     auto it = loaded_.find(source);
-    if (it == loaded_.end()) {
-      Entry e;
-      if (source.starts_with("builtin:")) {
-        e.impl = make_builtin(source.substr(8));
-        if (!e.impl) e.error = "unknown built-in implementation \"" + source.substr(8) + "\" (see attncheck list)";
-      } else if (source.starts_with("plugin:")) {
-        e.impl = load_plugin(source.substr(7), options_, e.error);
-        if (!e.impl && e.error.empty()) e.error = "cannot load plugin " + source.substr(7);
-      } else {
-        e.error = source.empty() ? "no implementation recorded; give --impl or --plugin"
-                                 : "unknown implementation source \"" + source + "\"";
-      }
-      it = loaded_.emplace(source, std::move(e)).first;
+    if (it != loaded_.end()) return it->second;
+    Loaded e;
+    if (source.starts_with("builtin:")) {
+      e.impl = make_builtin(source.substr(8));
+      if (!e.impl) e.error = "unknown built-in implementation \"" + source.substr(8) + "\" (see attncheck list)";
+      e.flag = "--impl " + source.substr(8);
+    } else if (source.starts_with("plugin:")) {
+      e.impl = load_plugin(source.substr(7), options_, e.error);
+      if (!e.impl && e.error.empty()) e.error = "cannot load plugin " + source.substr(7);
+      e.flag = "--plugin " + (label.empty() ? source.substr(7) : label + "=" + source.substr(7));
+    } else {
+      e.error = source.empty() ? "no implementation recorded; give --impl or --plugin"
+                               : "unknown implementation source \"" + source + "\"";
     }
-    error = it->second.error;
-    return it->second.impl.get();
+    if (e.impl) e.name = label.empty() ? e.impl->name() : label;
+    return loaded_.emplace(source, std::move(e)).first->second;
   }
 
  private:
-  struct Entry {
-    std::unique_ptr<Implementation> impl;
-    std::string error;
-  };
   PluginOptions options_;
-  std::map<std::string, Entry> loaded_;
+  std::map<std::string, Loaded> loaded_;
 };
 
-void replay_one(const std::string& file, const Law& law, Implementation& impl, const Problem& problem,
-                Tally& tally, std::ostream& out) {
+// The report's results, one ImplementationResult per implementation in the
+// order they first appear.
+class ReplayResults {
+ public:
+  ImplementationResult& of(const Loaded& l) {
+    for (ImplementationResult& r : results_)
+      if (r.source == l.impl->source() && r.name == l.name) return r;
+    results_.emplace_back();
+    results_.back().name = l.name;
+    results_.back().source = l.impl->source();
+    return results_.back();
+  }
+  std::vector<ImplementationResult> take() { return std::move(results_); }
+
+ private:
+  std::vector<ImplementationResult> results_;
+};
+
+const char* word_of(const LawResult& l) {
+  if (l.expected_fail()) return "XFAIL";
+  if (l.unexpected_pass()) return "XPASS";
+  switch (l.run.status) {
+    case LawStatus::pass:
+      return "PASS";
+    case LawStatus::fail:
+      return "FAIL";
+    case LawStatus::skipped:
+    case LawStatus::insufficient:
+      break;
+  }
+  return "SKIP";
+}
+
+const char* colour_of_word(const std::string& w) {
+  if (w == "PASS") return "32";
+  if (w == "FAIL" || w == "XPASS") return "31";
+  if (w == "XFAIL") return "33";
+  return "2";
+}
+
+std::string shell_word(const std::string& w) {
+  const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Replays one case on one implementation: the law's verdict on it, the
+// diagnosis of a failure, whether its failure was expected.
+LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, const CaseRecord& rec,
+                     bool recorded_expectation, const std::string& program) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   Verdict v;
   try {
-    v = check_case(law, impl, problem);
+    v = check_case(law, *loaded.impl, rec.problem);
   } catch (const std::exception& e) {
     v = Verdict::fail(std::string("the law threw: ") + e.what());
   }
-  const char* word = "FAIL";
+  LawResult l;
+  l.replayed_file = path;
+  l.run.law = law.name;
+  l.run.cases = 1;
+  l.run.message = v.message;
   switch (v.status) {
-    case VerdictStatus::pass: word = "PASS"; ++tally.passed; break;
+    case VerdictStatus::pass:
+      l.run.status = LawStatus::pass;
+      l.run.judged = 1;
+      break;
     case VerdictStatus::not_applicable:
-    case VerdictStatus::unsupported: word = "SKIP"; ++tally.skipped; break;
-    case VerdictStatus::fail: ++tally.failed; break;
+      l.run.status = LawStatus::skipped;
+      l.run.skip_reason = SkipReason::not_applicable;
+      break;
+    case VerdictStatus::unsupported:
+      l.run.status = LawStatus::skipped;
+      l.run.skip_reason = SkipReason::unsupported;
+      break;
+    case VerdictStatus::fail:
+      l.run.status = LawStatus::fail;
+      l.run.judged = 1;
+      break;
     case VerdictStatus::fault:
-      ++tally.failed;
-      v.message = "fault: " + v.message;
+      l.run.status = LawStatus::fail;
+      l.run.judged = 1;
+      l.run.message = "fault: " + v.message;
       break;
   }
-  out << word << "  " << file << "  " << law.name << "  " << impl.source();
-  if (!v.message.empty()) out << "  " << v.message;
-  out << "\n";
+  if (l.failed()) {
+    l.run.counterexample = rec.problem;
+    // As check does: a fault model explains numbers, a crash or a hang has none.
+    if (v.status == VerdictStatus::fail && !is_process_law(law.name)) l.run.diagnosis = diagnose(*loaded.impl, rec.problem);
+    l.reproduce = shell_word(program) + " replay " + shell_word(path) + " " + loaded.flag;
+  }
+  if (recorded_expectation && rec.expect == "fail")
+    l.expected_failure = "the case file records \"expect\": \"fail\"" +
+                         (rec.diagnosis.empty() ? std::string() : " (" + rec.diagnosis + ")");
+  l.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return l;
+}
+
+std::string utc_timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
 }
 
 }  // namespace
 
 int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   PluginOptions options;
-  if (std::string bad = plugin_options_problem(args.timeout_ms, args.load_timeout_ms, args.memory_limit, options);
-      !bad.empty()) {
-    err << "attncheck replay: " << bad << "\n";
+  for (const std::string& bad : {plugin_options_problem(args.timeout_ms, args.load_timeout_ms, args.memory_limit, options),
+                                 report_paths_problem(args.reports)})
+    if (!bad.empty()) {
+      err << "attncheck replay: " << bad << "\n";
+      return 2;
+    }
+  std::string terminal_error;
+  const std::optional<TerminalMode> mode =
+      terminal_mode(TerminalFacts::of_this_process(), args.color, args.quiet, terminal_error);
+  if (!mode) {
+    err << "attncheck replay: " << terminal_error << "\n";
     return 2;
   }
   Tally tally;
   Implementations cache(options);
-  std::vector<std::string> given;  // sources named on the command line
-  for (const std::string& p : args.plugins) given.push_back("plugin:" + p);
-  for (const std::string& n : args.impls) given.push_back("builtin:" + n);
-  std::vector<Implementation*> chosen;
-  for (const std::string& source : given) {
-    std::string error;
-    if (Implementation* impl = cache.get(source, error)) {
-      chosen.push_back(impl);
+  std::vector<Loaded*> chosen;  // given on the command line
+  auto choose = [&](const std::string& source, const std::string& label) {
+    Loaded& l = cache.get(source, label);
+    if (l.impl) {
+      chosen.push_back(&l);
     } else {
-      err << "attncheck replay: " << error << "\n";
+      err << "attncheck replay: " << l.error << "\n";
       ++tally.refused;
     }
+  };
+  for (const std::string& p : args.plugins) {
+    const PluginArg a = split_plugin_arg(p);
+    choose("plugin:" + a.path, a.label);
   }
+  for (const std::string& n : args.impls) choose("builtin:" + n, "");
 
   std::vector<std::string> paths;
-  if (!case_paths(args.path, paths, err)) return 2;
-  if (paths.empty()) err << "attncheck replay: " << args.path << ": no case files (*.json)\n";
+  for (const std::string& p : args.paths)
+    if (!case_paths(p, paths, err)) return 2;
+  // A file named twice (a glob and its folder) runs once, in the order first named.
+  std::vector<std::string> unique;
+  for (const std::string& p : paths)
+    if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
+  paths = std::move(unique);
+  if (paths.empty()) {
+    err << "attncheck replay: no case file found in " << args.paths.size() << " path(s): nothing was replayed\n";
+    return 2;
+  }
+
+  RunReport report;
+  report.replay = true;
+  report.timestamp = utc_timestamp();
+  ReplayResults results;
+  ProgressLine progress(err, mode->progress, paths.size());
+  std::ostringstream discarded;
+  std::ostream& chatter = mode->quiet ? static_cast<std::ostream&>(discarded) : out;
+  auto print = [&](const std::string& file, const LawResult& l, const std::string& source) {
+    const std::string w = word_of(l);
+    std::ostream& to = l.counts_as_failure() ? out : chatter;
+    progress.clear();
+    std::string padded = w;
+    padded.resize(5, ' ');
+    to << (mode->colour ? std::string("\033[") + colour_of_word(w) + "m" + padded + "\033[0m" : padded) << "  "
+       << file << "  " << l.run.law << "  " << source;
+    if (!l.run.message.empty()) to << "  " << l.run.message;
+    to << "\n";
+    if (!l.run.diagnosis.empty()) to << "         diagnosis: " << l.run.diagnosis << "\n";
+    if (l.expected_fail() || l.unexpected_pass()) to << "         expected to fail: " << *l.expected_failure << "\n";
+  };
+  auto count = [&](const LawResult& l) {
+    if (l.expected_fail()) ++tally.expected;
+    else if (l.unexpected_pass()) ++tally.unexpected_passes;
+    else if (l.failed()) ++tally.failed;
+    else if (l.skipped()) ++tally.skipped;
+    else ++tally.passed;
+  };
 
   for (const std::string& path : paths) {
     const std::string file = fs::path(path).filename().string();
+    progress.working_on("replay", file);
     CaseRecord rec;
     try {
       rec = load_case(path);
     } catch (const CaseFileError& e) {
+      progress.clear();
       err << "REFUSED  " << e.what() << "\n";
       ++tally.refused;
+      progress.finished_one(0);
       continue;
     }
     const Law* law = find_law(rec.law);
     if (!law) {
+      progress.clear();
       err << "REFUSED  " << path << ": unknown law \"" << rec.law << "\" (see attncheck list)\n";
       ++tally.refused;
+      progress.finished_one(0);
       continue;
     }
-    if (!given.empty()) {
-      for (Implementation* impl : chosen) replay_one(file, *law, *impl, rec.problem, tally, out);
-      continue;
+    std::vector<Loaded*> targets = chosen;
+    if (args.plugins.empty() && args.impls.empty()) {
+      Loaded& recorded = cache.get(rec.source);
+      if (!recorded.impl) {
+        progress.clear();
+        err << "REFUSED  " << path << ": " << recorded.error << "\n";
+        ++tally.refused;
+        progress.finished_one(0);
+        continue;
+      }
+      targets = {&recorded};
     }
-    std::string error;
-    Implementation* impl = cache.get(rec.source, error);
-    if (!impl) {
-      err << "REFUSED  " << path << ": " << error << "\n";
-      ++tally.refused;
-      continue;
+    for (Loaded* t : targets) {
+      // The case's "expect" is about the implementation it records.
+      const bool recorded = t->impl->source() == rec.source;
+      LawResult l = replay_one(path, *law, *t, rec, recorded, args.program);
+      print(file, l, t->impl->source());
+      count(l);
+      progress.finished_one(l.run.judged);
+      results.of(*t).laws.push_back(std::move(l));
     }
-    replay_one(file, *law, *impl, rec.problem, tally, out);
   }
+  progress.clear();
+  report.implementations = results.take();
+  for (ImplementationResult& i : report.implementations)
+    for (const LawResult& l : i.laws) i.seconds += l.seconds;
 
   out << "replayed " << paths.size() << " case file(s): " << tally.passed << " passed, " << tally.failed
-      << " failed, " << tally.skipped << " skipped, " << tally.refused << " refused\n";
-  if (tally.refused) return 2;
-  return tally.failed ? 1 : 0;
+      << " failed, " << tally.skipped << " skipped, " << tally.refused << " refused";
+  if (tally.expected || tally.unexpected_passes)
+    out << ", " << tally.expected << " failed as expected, " << tally.unexpected_passes
+        << " expected to fail but passed";
+  out << "\n";
+  bool write_failed = false;
+  for (const ReportFormat& f : report_formats()) {
+    const auto it = args.reports.find(f.key);
+    if (it == args.reports.end() || it->second.empty()) continue;
+    try {
+      f.write(report, it->second);
+      chatter << "wrote " << f.title << " report to " << it->second << "\n";
+    } catch (const std::exception& e) {
+      err << "attncheck replay: " << e.what() << "\n";
+      write_failed = true;
+    }
+  }
+  if (tally.refused || write_failed) return 2;
+  return tally.failed || tally.unexpected_passes ? 1 : 0;
 }
 
 }  // namespace attncheck

@@ -1,25 +1,35 @@
-// `attncheck replay PATH [--plugin PATH]... [--impl NAME]...`: runs saved
+// `attncheck replay PATH... [--plugin PATH]... [--impl NAME]...`: runs saved
 // regression cases (casefile/case_file.h) through their laws again.
 //
-// PATH is one case file or a folder: every *.json directly inside it (not
-// recursive; hidden files skipped), in name order. Each case runs against
-// every --plugin and --impl given, or, when none is given, against the
-// implementation recorded in it (history.source "builtin:NAME" or
-// "plugin:PATH"). One line per case and implementation goes to `out`:
-//   PASS  matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:reference
-//   FAIL  matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:seed_unscaled  1 element(s) outside ...
-//   SKIP  ...  (the law does not apply, or the implementation answered unsupported)
-// then a summary line. A damaged case file, an unknown law or an
-// implementation that cannot be loaded is named with the reason on `err`, and
-// the other cases still run.
+// Each PATH is a case file or a folder: every *.json directly inside it (not
+// recursive; hidden files skipped), in name order; a file named twice runs
+// once. Each case runs against every --plugin and --impl given, or, when none
+// is given, against the implementation recorded in it (history.source
+// "builtin:NAME" or "plugin:PATH"). One line per case and implementation goes
+// to `out`:
+//   PASS   matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:reference
+//   FAIL   matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:naive  1 element(s) outside ...
+//            diagnosis: behaves like: ...       (a failure a fault model explains)
+//   XFAIL  ...  (failed, as the case file records it must: "expect": "fail")
+//   XPASS  ...  (the case records "expect": "fail" but passed: counted as a failure)
+//   SKIP   ...  (the law does not apply, or the implementation answered unsupported)
+// then a summary line. A case's "expect" applies to the implementation it
+// records (run as recorded, or named again by --impl / --plugin); any other
+// implementation must pass it. A damaged case file, an unknown law or an
+// implementation that cannot be loaded is named with the reason on `err`,
+// and the other cases still run.
+//
+// --json, --junit, --markdown write the same reports as `check` (report/):
+// one implementation per source, one entry per case file replayed.
 //
 // Exit status: 2 when anything was refused (a damaged or missing file, an
-// unknown law, an unloadable plugin or unknown built-in): the replay did not
-// run as asked, whatever else happened; else 1 when any case failed (a crash,
+// unknown law, an unloadable plugin or unknown built-in) or no case file was
+// found at all: the replay did not run as asked, whatever else happened; else
+// 1 when any case failed unexpectedly or an expected failure passed (a crash,
 // hang or bad write counts as a failure); else 0.
 //
 // Example usage:
-//   ReplayArgs args{.path = "regression/cases", .impls = {"online"}};
+//   ReplayArgs args{.paths = {"regression/cases"}, .impls = {"online"}};
 //   return run_replay(args, std::cout, std::cerr);
 #pragma once
 
@@ -28,16 +38,21 @@
 #include <vector>
 
 #include "plugin/plugin_host.h"
+#include "report/report_formats.h"
 
 namespace attncheck {
 
 struct ReplayArgs {
-  std::string path;
-  std::vector<std::string> plugins;
+  std::vector<std::string> paths;  // case files and folders
+  std::vector<std::string> plugins;  // PATH or NAME=PATH (cli_validation.h)
   std::vector<std::string> impls;
   int timeout_ms = 2000;
   int load_timeout_ms = kDefaultLoadTimeoutMs;
   std::string memory_limit;  // empty: default_memory_limit_bytes()
+  ReportPaths reports;       // --json FILE, --junit FILE, --markdown FILE
+  std::string color = "auto";  // --color auto|always|never
+  bool quiet = false;          // --quiet: only the failures and the summary
+  std::string program = "attncheck";  // argv[0], for the commands it prints
 };
 
 int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err);

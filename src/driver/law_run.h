@@ -47,6 +47,7 @@ enum class SkipReason {
   unsupported,     // the implementation answered UNSUPPORTED to the calls the law needed
   process_faults,  // every call ended in a crash, hang or bad write (judged by the process laws)
   no_cases,        // nothing was generated (e.g. --cases 0)
+  by_request,      // left out by the user (check --skip-law NAME, or a config file's skip_law)
 };
 
 struct LawReport {

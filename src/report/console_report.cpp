@@ -10,9 +10,32 @@ namespace {
 
 constexpr std::size_t kWidth = 100;
 
+// The SGR colour of a verdict word at the start of a cell ("PASS 100"), or
+// nullptr: green passes, red failures and broken expectations, yellow what is
+// neither (expected failures, too few cases).
+const char* colour_of(std::string_view c) {
+  if (c.starts_with("PASS") || c == "pass" || c == "yes") return "32";
+  if (c.starts_with("FAIL") || c.starts_with("XPASS") || c == "fail" || c == "NO") return "31";
+  if (c.starts_with("XFAIL") || c.starts_with("INSUF")) return "33";
+  if (c.starts_with("skip")) return "2";
+  return nullptr;
+}
+
+// `padded` with its first word coloured (the padding stays outside the escape,
+// so columns line up as without colour).
+std::string coloured(const std::string& padded, bool colour) {
+  const char* sgr = colour ? colour_of(padded) : nullptr;
+  if (!sgr) return padded;
+  const std::size_t end = std::min(padded.find(' '), padded.size());
+  return std::string("\033[").append(sgr).append("m").append(padded, 0, end).append("\033[0m").append(padded, end);
+}
+
 // "PASS 100": the verdict and the cases it rests on (judged, not drawn).
+// XFAIL / XPASS: a declared expected failure that failed / passed (pytest's words).
 std::string cell(const LawResult& l) {
   const std::string n = std::string(" ").append(std::to_string(l.run.judged));  // (GCC 12 -Wrestrict bug 105329)
+  if (l.expected_fail()) return "XFAIL" + n;
+  if (l.unexpected_pass()) return "XPASS" + n;
   switch (l.run.status) {
     case LawStatus::pass:
       return "PASS" + n;
@@ -119,8 +142,23 @@ std::string wrap(const std::string& text, const std::string& pad) {
   return out + line + "\n";
 }
 
-void print_one_failure(const ImplementationResult& i, const LawResult& l, std::ostream& out) {
-  out << "FAIL " << l.run.law << " -- " << i.name << " (" << i.source << ")\n";
+void print_one_failure(const ImplementationResult& i, const LawResult& l, std::ostream& out, bool colour) {
+  if (l.unexpected_pass()) {
+    out << coloured("XPASS", colour) << " " << l.run.law << " -- " << i.name << " (" << i.source << ")\n"
+        << "  expected to fail" << (l.expected_failure->empty() ? "" : " (" + *l.expected_failure + ")")
+        << ", but all " << l.run.judged << " judged cases obeyed the law: remove the expectation\n\n";
+    return;
+  }
+  if (l.expected_fail()) {
+    out << coloured("XFAIL", colour) << " " << l.run.law << " -- " << i.name << " (" << i.source << "), expected"
+        << (l.expected_failure->empty() ? "" : ": " + *l.expected_failure) << "\n"
+        << "  message:   " << l.run.message << "\n";
+    if (!l.run.diagnosis.empty()) out << "  diagnosis: " << l.run.diagnosis << "\n";
+    if (!l.reproduce.empty()) out << "  reproduce: " << l.reproduce << "\n";
+    out << "\n";
+    return;
+  }
+  out << coloured("FAIL", colour) << " " << l.run.law << " -- " << i.name << " (" << i.source << ")\n";
   out << "  message:   " << l.run.message << "\n";
   if (!l.run.diagnosis.empty()) out << "  diagnosis: " << l.run.diagnosis << "\n";
   if (!l.found_while.empty()) out << "  found while checking: " << l.found_while << "\n";
@@ -138,7 +176,7 @@ void print_one_failure(const ImplementationResult& i, const LawResult& l, std::o
 
 }  // namespace
 
-void print_law_table(const RunReport& report, std::ostream& out) {
+void print_law_table(const RunReport& report, std::ostream& out, const ConsoleStyle& style) {
   const std::vector<std::string> rows = law_rows(report);
   std::size_t law_w = std::string("expectation held").size();
   for (const std::string& r : rows) law_w = std::max(law_w, r.size());
@@ -174,18 +212,21 @@ void print_law_table(const RunReport& report, std::ostream& out) {
   }
 
   // Cells are left-aligned under their headers; no trailing blanks.
+  static const std::string header_label = "law";
   auto row = [&](const std::string& label, auto&& cell_of) {
     std::string line = label;
     line.resize(std::max(line.size() + 1, law_w), ' ');
     for (std::size_t k = 0; k < report.implementations.size(); ++k) {
       std::string c = cell_of(report.implementations[k]);
       c.resize(std::max(c.size() + 1, widths[k]), ' ');
-      line += c;
+      if (k + 1 == report.implementations.size())
+        while (!c.empty() && c.back() == ' ') c.pop_back();
+      line += coloured(c, style.colour && &label != &header_label);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   };
-  row("law", [&](const ImplementationResult& i) { return headers[&i - report.implementations.data()]; });
+  row(header_label, [&](const ImplementationResult& i) { return headers[&i - report.implementations.data()]; });
   for (const std::string& law : rows)
     row(law, [&](const ImplementationResult& i) -> std::string {
       const LawResult* l = find(i, law);
@@ -202,14 +243,21 @@ void print_law_table(const RunReport& report, std::ostream& out) {
     row("expectation held",
         [](const ImplementationResult& i) -> std::string { return i.expectation_held() ? "yes" : "NO"; });
   }
+  bool declared = false;
+  for (const ImplementationResult& i : report.implementations)
+    for (const LawResult& l : i.laws) declared = declared || l.expected_failure.has_value();
   out << "PASS n: every one of the n judged cases obeyed the law; FAIL n: a case broke it (the n-th);"
          " INSUF n: only n judged, fewer than --min-judged; skip: no case could be judged"
-         " (the law does not apply, or the calls were unsupported)\n\n";
+         " (the law does not apply, the calls were unsupported, or --skip-law)";
+  if (declared) out << "; XFAIL n: failed as expected (--expect-fail); XPASS n: expected to fail but passed";
+  out << "\n\n";
 }
 
-void print_failures(const RunReport& report, std::ostream& out) {
+void print_failures(const RunReport& report, std::ostream& out, const ConsoleStyle& style) {
   for (const ImplementationResult& i : report.implementations) {
-    if (!i.failed()) continue;
+    bool any = i.failed();
+    for (const LawResult& l : i.laws) any = any || l.expected_fail();
+    if (!any) continue;
     if (report.default_run && i.expectation == Expectation::must_be_caught) {
       const LawResult* best = i.most_telling_failure();
       std::string others;
@@ -217,15 +265,15 @@ void print_failures(const RunReport& report, std::ostream& out) {
         if (l.failed() && &l != best) others += (others.empty() ? "" : ", ") + l.run.law;
       out << "caught: " << i.name << " (" << i.source << ")\n";
       if (!others.empty()) out << wrap("also caught by: " + others, "  ");
-      print_one_failure(i, *best, out);
+      print_one_failure(i, *best, out, style.colour);
       continue;
     }
     for (const LawResult& l : i.laws)
-      if (l.failed()) print_one_failure(i, l, out);
+      if (l.failed() || l.unexpected_pass()) print_one_failure(i, l, out, style.colour);
   }
 }
 
-void print_verdict(const RunReport& report, std::ostream& out) {
+void print_verdict(const RunReport& report, std::ostream& out, const ConsoleStyle& style) {
   if (report.default_run) {
     std::vector<std::string> broken;
     for (const ImplementationResult& i : report.implementations) {
@@ -250,20 +298,27 @@ void print_verdict(const RunReport& report, std::ostream& out) {
     }
     return;
   }
-  int failed_impls = 0, failed_laws = 0, insufficient_laws = 0;
+  int failed_impls = 0, failed_laws = 0, insufficient_laws = 0, expected = 0, unexpected_passes = 0;
   for (const ImplementationResult& i : report.implementations) {
     failed_impls += i.failed();
-    failed_laws += i.count(LawStatus::fail);
+    for (const LawResult& l : i.laws) {
+      failed_laws += l.failed() && !l.expected_fail();
+      expected += l.expected_fail();
+      unexpected_passes += l.unexpected_pass();
+    }
     if (i.insufficient_fails) insufficient_laws += i.count(LawStatus::insufficient);
     out << wrap("covered: " + coverage(i), "");
   }
+  const std::string xfail = expected ? "; " + std::to_string(expected) + " expected failure(s)" : "";
   if (failed_impls == 0)
-    out << "verdict: pass (" << report.implementations.size()
-        << " implementation(s); every law passed, or could not apply and was skipped)\n";
+    out << "verdict: " << coloured("pass", style.colour) << " (" << report.implementations.size()
+        << " implementation(s); every law passed, or could not apply and was skipped" << xfail << ")\n";
   else
-    out << "verdict: FAIL (" << failed_laws << " law failure(s)"
+    out << "verdict: " << coloured("FAIL", style.colour) << " (" << failed_laws << " law failure(s)"
+        << (unexpected_passes ? ", " + std::to_string(unexpected_passes) + " expected failure(s) that passed" : "")
         << (insufficient_laws ? ", " + std::to_string(insufficient_laws) + " law(s) with too few judged cases" : "")
-        << " in " << failed_impls << " of " << report.implementations.size() << " implementation(s))\n";
+        << " in " << failed_impls << " of " << report.implementations.size() << " implementation(s)" << xfail
+        << ")\n";
 }
 
 }  // namespace attncheck

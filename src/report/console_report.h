@@ -17,14 +17,21 @@
 
 namespace attncheck {
 
-void print_law_table(const RunReport& report, std::ostream& out);
+// How the console may look: colour only where the CLI decided the terminal
+// takes it (a TTY, no NO_COLOR, not --color never; or --color always).
+struct ConsoleStyle {
+  bool colour = false;
+};
+
+void print_law_table(const RunReport& report, std::ostream& out, const ConsoleStyle& style = {});
 
 // Every failure; in the default run a zoo member shows only its most telling
 // failure (and names the other laws that caught it).
-void print_failures(const RunReport& report, std::ostream& out);
+// Expected failures (XFAIL) are listed short, an expected failure that passed (XPASS) too.
+void print_failures(const RunReport& report, std::ostream& out, const ConsoleStyle& style = {});
 
 // The last line: "verdict: pass ..." / "verdict: FAIL ..." or, in the default
 // run, whether every expectation held.
-void print_verdict(const RunReport& report, std::ostream& out);
+void print_verdict(const RunReport& report, std::ostream& out, const ConsoleStyle& style = {});
 
 }  // namespace attncheck

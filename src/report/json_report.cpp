@@ -6,7 +6,9 @@ namespace {
 nlohmann::ordered_json law_to_json(const LawResult& l) {
   nlohmann::ordered_json j;
   j["law"] = l.run.law;
-  j["status"] = std::string(law_status_name(l.run.status));
+  // Extension: "expected_fail" and "unexpected_pass" for a declared expected
+  // failure (`fail` keeps its meaning: a failure nobody expected).
+  j["status"] = std::string(l.status_name());
   j["cases"] = l.run.cases;
   j["judged"] = l.run.judged;
   // Extension: the ABI v2 features the judged cases used ("gqa", "strides", ...).
@@ -19,6 +21,8 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   if (!l.run.message.empty()) j["message"] = l.run.message;
   if (!l.run.diagnosis.empty()) j["diagnosis"] = l.run.diagnosis;
   if (!l.case_file.empty()) j["case_file"] = l.case_file;
+  if (l.expected_failure) j["expected_failure"] = *l.expected_failure;  // the reason, possibly ""
+  if (!l.replayed_file.empty()) j["replayed"] = l.replayed_file;
   j["seconds"] = l.seconds;
   if (l.failed()) {
     if (l.run.counterexample) j["counterexample"] = l.run.counterexample->describe();
@@ -46,7 +50,8 @@ const char* expectation_name(Expectation e) {
 nlohmann::ordered_json report_to_json(const RunReport& report) {
   nlohmann::ordered_json root;
   root["seed"] = report.seed;
-  root["mode"] = report.default_run ? "default" : "check";
+  root["mode"] = report.default_run ? "default" : report.replay ? "replay" : "check";
+  if (!report.timestamp.empty()) root["timestamp"] = report.timestamp;
   root["profile"] = report.profile;
   // What was drawn and judged: dtypes and the largest extents over every implementation.
   {

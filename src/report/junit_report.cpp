@@ -1,5 +1,9 @@
 #include "report/junit_report.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
 #include <sstream>
 
 namespace attncheck {
@@ -30,24 +34,41 @@ std::string failure_body(const LawResult& l) {
 }
 
 // How one law appears in the suite: "pass", "fail" or "skipped", after the
-// default run's expectations are applied.
+// default run's expectations and the declared expected failures are applied.
 struct Rendered {
   const char* outcome;
+  const char* type;  // the <failure>/<skipped> type attribute
   std::string message;
   std::string body;
   std::string system_out;
 };
 
+std::string reason_words(const LawResult& l) {
+  return l.expected_failure->empty() ? std::string() : " (" + *l.expected_failure + ")";
+}
+
 Rendered render_verdict(const ImplementationResult& impl, const LawResult& l) {
   if (impl.expectation == Expectation::must_be_caught && l.failed())
-    return {"pass", "", "", "caught, as expected of a zoo member: " + failure_body(l)};
-  if (impl.expectation == Expectation::must_pass && l.skipped() && !l.skipped_as_not_applicable())
-    return {"fail", "a reference must pass every law that applies; skipped: " + l.run.message, "", ""};
-  if (l.failed()) return {"fail", l.run.message, failure_body(l), ""};
-  if (l.insufficient() && impl.insufficient_fails) return {"fail", "insufficient: " + l.run.message, "", ""};
-  if (l.insufficient()) return {"skipped", "insufficient (allowed): " + l.run.message, "", ""};
-  if (l.skipped()) return {"skipped", l.run.message, "", ""};
-  return {"pass", "", "", ""};
+    return {"pass", "", "", "", "caught, as expected of a zoo member: " + failure_body(l)};
+  if (impl.expectation == Expectation::must_pass && l.skipped() && !l.skipped_as_not_applicable() &&
+      l.run.skip_reason != SkipReason::by_request)
+    return {"fail", "skipped_reference", "a reference must pass every law that applies; skipped: " + l.run.message, "",
+            ""};
+  // An expected failure is neither green nor red: JUnit's nearest word is
+  // <skipped> (pytest writes its xfail the same way), the failure in <system-out>.
+  if (l.expected_fail())
+    return {"skipped", "expected_fail", "expected failure" + reason_words(l) + ": " + l.run.message, "",
+            "expected failure" + reason_words(l) + ": " + failure_body(l)};
+  if (l.unexpected_pass())
+    return {"fail", "unexpected_pass",
+            "expected to fail" + reason_words(l) + ", but every judged case obeyed the law: remove the expectation",
+            "", ""};
+  if (l.failed()) return {"fail", "law_failed", l.run.message, failure_body(l), ""};
+  if (l.insufficient() && impl.insufficient_fails)
+    return {"fail", "insufficient", "insufficient: " + l.run.message, "", ""};
+  if (l.insufficient()) return {"skipped", "insufficient", "insufficient (allowed): " + l.run.message, "", ""};
+  if (l.skipped()) return {"skipped", "skipped", l.run.message, "", ""};
+  return {"pass", "", "", "", ""};
 }
 
 // Every testcase says how many cases its verdict rests on.
@@ -57,6 +78,26 @@ Rendered render(const ImplementationResult& impl, const LawResult& l) {
                             " drawn cases\n";
   r.system_out = count + r.system_out;
   return r;
+}
+
+// Seconds as junit-10.xsd's SUREFIRE_TIME allows: digits and a decimal point,
+// never an exponent ("1e-05" is refused), milliseconds kept.
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s > 0 ? s : 0.0);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+// The testcase's name: the law, or in a replay the case file it replayed
+// (several cases of one law on one implementation stay apart).
+std::string testcase_name(const LawResult& l) {
+  return l.replayed_file.empty() ? l.run.law : l.run.law + " " + l.replayed_file;
 }
 
 }  // namespace
@@ -112,16 +153,26 @@ std::string xml_escape(const std::string& text, bool attribute) {
 
 std::string report_to_junit(const RunReport& report) {
   std::ostringstream x;
-  int all_tests = 0, all_failures = 0, all_skipped = 0;
+  int all_tests = 0, all_failures = 0;
+  double all_seconds = 0;
   std::ostringstream suites;
+  const std::string host = xml_escape(host_name());
+  // classname/name pairs must be unique (GitLab folds duplicates into one):
+  // the CLI makes implementation names unique, and a name seen twice here
+  // anyway (a report built by other code) gets a suffix.
+  std::set<std::string> classnames;
+  int id = 0;
   for (const ImplementationResult& impl : report.implementations) {
     std::ostringstream cases;
     int tests = 0, failures = 0, skipped = 0;
-    const std::string cls = xml_escape(impl.name);
+    std::string name = impl.name;
+    for (int k = 2; !classnames.insert(name).second; ++k) name = impl.name + "#" + std::to_string(k);
+    const std::string cls = xml_escape(name);
     for (const LawResult& l : impl.laws) {
       const Rendered r = render(impl, l);
       ++tests;
-      cases << "    <testcase name=\"" << xml_escape(l.run.law) << "\" classname=\"" << cls << "\"";
+      cases << "    <testcase name=\"" << xml_escape(testcase_name(l)) << "\" classname=\"" << cls << "\" time=\""
+            << seconds_text(l.seconds) << "\"";
       const std::string o = r.outcome;
       if (o == "pass" && r.system_out.empty()) {
         cases << "/>\n";
@@ -130,19 +181,18 @@ std::string report_to_junit(const RunReport& report) {
       cases << ">\n";
       if (o == "fail") {
         ++failures;
-        cases << "      <failure message=\"" << xml_escape(r.message) << "\" type=\""
-              << (l.insufficient() ? "insufficient" : "law_failed") << "\">"
+        cases << "      <failure message=\"" << xml_escape(r.message) << "\" type=\"" << r.type << "\">"
               << xml_escape(r.body.empty() ? r.message : r.body, false) << "</failure>\n";
       } else if (o == "skipped") {
         ++skipped;
-        cases << "      <skipped message=\"" << xml_escape(r.message) << "\"/>\n";
+        cases << "      <skipped message=\"" << xml_escape(r.message) << "\" type=\"" << r.type << "\"/>\n";
       }
       if (!r.system_out.empty()) cases << "      <system-out>" << xml_escape(r.system_out, false) << "</system-out>\n";
       cases << "    </testcase>\n";
     }
     if (impl.expectation == Expectation::must_be_caught) {
       ++tests;
-      cases << "    <testcase name=\"caught_by_a_law\" classname=\"" << cls << "\"";
+      cases << "    <testcase name=\"caught_by_a_law\" classname=\"" << cls << "\" time=\"0.000\"";
       if (impl.count(LawStatus::fail) > 0) {
         cases << "/>\n";
       } else {
@@ -153,9 +203,14 @@ std::string report_to_junit(const RunReport& report) {
     }
     all_tests += tests;
     all_failures += failures;
-    all_skipped += skipped;
+    all_seconds += impl.seconds;
+    // junit-10.xsd: name, tests, failures and errors are required on a
+    // testsuite; skipped, timestamp, hostname, id and package are allowed
+    // there (and not on <testsuites>).
     suites << "  <testsuite name=\"" << cls << "\" tests=\"" << tests << "\" failures=\"" << failures
-           << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << impl.seconds << "\">\n"
+           << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << seconds_text(impl.seconds) << "\"";
+    if (!report.timestamp.empty()) suites << " timestamp=\"" << xml_escape(report.timestamp) << "\"";
+    suites << " hostname=\"" << host << "\" id=\"" << id++ << "\" package=\"attncheck\">\n"
            << "    <properties>\n"
            << "      <property name=\"source\" value=\"" << xml_escape(impl.source) << "\"/>\n"
            << "      <property name=\"seed\" value=\"" << report.seed << "\"/>\n"
@@ -163,8 +218,8 @@ std::string report_to_junit(const RunReport& report) {
            << cases.str() << "  </testsuite>\n";
   }
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<testsuites name=\"attncheck\" tests=\"" << all_tests << "\" failures=\"" << all_failures
-    << "\" errors=\"0\" skipped=\"" << all_skipped << "\">\n"
+    << "<testsuites name=\"" << (report.replay ? "attncheck replay" : "attncheck") << "\" tests=\"" << all_tests
+    << "\" failures=\"" << all_failures << "\" errors=\"0\" time=\"" << seconds_text(all_seconds) << "\">\n"
     << suites.str() << "</testsuites>\n";
   return x.str();
 }

@@ -1,8 +1,15 @@
-// The --junit report: JUnit XML as CI systems read it. One <testsuite> per
-// implementation (name, tests, failures, skipped), one <testcase> per law
-// (classname = the implementation's name), a <failure> whose message is the
-// law's message and whose body adds the diagnosis, the case file, the
+// The --junit report: JUnit XML as CI systems read it, valid against the
+// junit-10.xsd schema of Jenkins' xunit plugin (restated in
+// tests/cli/schema/junit-10.xsd, checked in CTest). One <testsuite> per
+// implementation (name, tests, failures, errors, skipped, time, timestamp,
+// hostname, id, package), one <testcase> per law (classname = the
+// implementation's name, unique in the file; time = the law's seconds; in a
+// replay one per case file, named "<law> <path>"), a <failure> whose message
+// is the law's message and whose body adds the diagnosis, the case file, the
 // reproducing command and the shrunk case; <skipped/> for skipped laws.
+// An expected failure (--expect-fail) is <skipped type="expected_fail"> with
+// the failure in <system-out>; an expected failure that passed is a
+// <failure type="unexpected_pass">.
 //
 // In the embedded default run the file follows the run's expectations, as its
 // exit status does: a zoo member's failing law is the expected catch (a

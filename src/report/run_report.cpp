@@ -12,9 +12,15 @@ bool LawResult::skipped_as_not_applicable() const {
   return skipped() && run.skip_reason == SkipReason::not_applicable;
 }
 
+std::string_view LawResult::status_name() const {
+  if (expected_fail()) return "expected_fail";
+  if (unexpected_pass()) return "unexpected_pass";
+  return law_status_name(run.status);
+}
+
 bool ImplementationResult::failed() const {
   for (const LawResult& l : laws)
-    if (l.failed() || (insufficient_fails && l.insufficient())) return true;
+    if (l.counts_as_failure() || (insufficient_fails && l.insufficient())) return true;
   return false;
 }
 
@@ -55,7 +61,8 @@ bool ImplementationResult::expectation_held() const {
       return count(LawStatus::fail) > 0;
     case Expectation::must_pass:
       for (const LawResult& l : laws)
-        if (l.failed() || (insufficient_fails && l.insufficient()) || (l.skipped() && !l.skipped_as_not_applicable()))
+        if (l.counts_as_failure() || (insufficient_fails && l.insufficient()) ||
+            (l.skipped() && !l.skipped_as_not_applicable() && l.run.skip_reason != SkipReason::by_request))
           return false;
       return true;
   }

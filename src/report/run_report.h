@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,22 @@ struct LawResult {
   // or bad write (its --law and the seed reproduce it). Empty otherwise.
   std::string found_while;
   double seconds = 0;  // wall time of run_law (generation, checks, shrinking)
+  // Declared a known, accepted failure (--expect-fail, --config, a case file's
+  // "expect": "fail"): the reason, possibly empty. Unset: the law must pass.
+  std::optional<std::string> expected_failure;
+  // replay: the case file this result replayed (the law alone does not name it).
+  std::string replayed_file;
 
+  // The law broke (whatever was expected): the case is saved, diagnosed, reproduced.
   bool failed() const { return run.status == LawStatus::fail; }
+  bool expected_fail() const { return failed() && expected_failure.has_value(); }
+  // An expected failure that did not happen: reported, and it fails the run.
+  bool unexpected_pass() const { return run.status == LawStatus::pass && expected_failure.has_value(); }
+  // What turns the verdict red: a failure nobody expected, or an expectation that broke.
+  bool counts_as_failure() const { return (failed() && !expected_failure) || unexpected_pass(); }
+  // The status the reports print: law_status_name(run.status), or, for a
+  // declared expectation, "expected_fail" (it failed) / "unexpected_pass" (it passed).
+  std::string_view status_name() const;
   bool skipped() const { return run.status == LawStatus::skipped; }
   bool insufficient() const { return run.status == LawStatus::insufficient; }
   // Skipped because the law said nothing about any generated case (as
@@ -67,6 +82,8 @@ struct RunReport {
   uint64_t seed = 0;
   std::string profile = "small";  // the shape profile the cases were drawn from (--profile)
   bool default_run = false;  // the embedded default: expectations, not verdicts, decide the exit status
+  bool replay = false;       // `attncheck replay`: one LawResult per case file replayed
+  std::string timestamp;     // when the run started, ISO 8601 UTC ("2026-01-31T12:00:00"); JUnit's timestamp
   std::vector<ImplementationResult> implementations;
 
   bool any_failure() const;

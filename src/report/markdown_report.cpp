@@ -1,0 +1,126 @@
+#include "report/markdown_report.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace attncheck {
+namespace {
+
+// The row a law result sits in: the law, or in a replay the law and its case file.
+std::string row_key(const LawResult& l) {
+  return l.replayed_file.empty() ? l.run.law : l.run.law + " " + l.replayed_file;
+}
+
+std::string cell(const ImplementationResult& impl, const LawResult& l) {
+  const std::string n = std::string(" ").append(std::to_string(l.run.judged));  // (GCC 12 -Wrestrict bug 105329)
+  if (impl.expectation == Expectation::must_be_caught && l.failed()) return "❌ caught" + n;
+  if (l.expected_fail()) return "⚠️ expected fail" + n;
+  if (l.unexpected_pass()) return "❌ unexpected pass" + n;
+  switch (l.run.status) {
+    case LawStatus::pass:
+      return "✅" + n;
+    case LawStatus::fail:
+      return "❌ fail" + n;
+    case LawStatus::insufficient:
+      return (impl.insufficient_fails ? "❌ insufficient" : "⚠️ insufficient") + n;
+    case LawStatus::skipped:
+      return "⏭️ skipped";
+  }
+  return "?";
+}
+
+// Inline code: a backtick run longer than any in the text delimits it.
+std::string code(const std::string& text) {
+  std::size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string oneline = text;
+  std::replace(oneline.begin(), oneline.end(), '\n', ' ');
+  std::replace(oneline.begin(), oneline.end(), '|', ' ');  // a pipe would end a table cell
+  const std::string ticks(longest + 1, '`');
+  return ticks + " " + oneline + " " + ticks;
+}
+
+}  // namespace
+
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') out += ' ';
+    else if (c == '|' || c == '<' || c == '>' || c == '`' || c == '*' || c == '_' || c == '[' || c == ']' || c == '\\')
+      out += std::string("\\") + c;
+    else out += c;
+  }
+  return out;
+}
+
+std::string report_to_markdown(const RunReport& report) {
+  std::ostringstream md;
+  bool any_failure = report.default_run ? !report.expectations_held() : report.any_failure();
+  md << "## attncheck " << (report.replay ? "replay" : "check") << ": " << (any_failure ? "❌ FAIL" : "✅ pass")
+     << "\n\n";
+  md << "seed " << report.seed;
+  if (!report.replay) md << ", profile " << markdown_cell(report.profile);
+  if (!report.timestamp.empty()) md << ", " << report.timestamp << " UTC";
+  md << "\n\n";
+
+  std::vector<std::string> rows;
+  for (const ImplementationResult& i : report.implementations)
+    for (const LawResult& l : i.laws)
+      if (std::find(rows.begin(), rows.end(), row_key(l)) == rows.end()) rows.push_back(row_key(l));
+  md << "| " << (report.replay ? "case" : "law") << " |";
+  for (const ImplementationResult& i : report.implementations) md << " " << markdown_cell(i.name) << " |";
+  md << "\n|---|";
+  for (std::size_t k = 0; k < report.implementations.size(); ++k) md << "---|";
+  md << "\n";
+  for (const std::string& row : rows) {
+    md << "| " << markdown_cell(row) << " |";
+    for (const ImplementationResult& i : report.implementations) {
+      const auto it = std::find_if(i.laws.begin(), i.laws.end(), [&](const LawResult& l) { return row_key(l) == row; });
+      md << " " << (it == i.laws.end() ? "" : cell(i, *it)) << " |";
+    }
+    md << "\n";
+  }
+  md << "| **verdict** |";
+  for (const ImplementationResult& i : report.implementations) {
+    if (report.default_run)
+      md << " " << (i.expectation_held() ? "✅ as expected" : "❌ expectation broken") << " |";
+    else
+      md << " " << (i.failed() ? "❌ **fail**" : "✅ **pass**") << " |";
+  }
+  md << "\n\nCells: the verdict and the cases it rests on (judged). ⚠️ expected fail: a declared known failure "
+        "(--expect-fail, --config, a case file's \"expect\"), not counted against the verdict.\n";
+
+  bool header = false;
+  for (const ImplementationResult& i : report.implementations)
+    for (const LawResult& l : i.laws) {
+      const bool shown = (l.failed() && !(report.default_run && i.expectation == Expectation::must_be_caught)) ||
+                         l.unexpected_pass();
+      if (!shown) continue;
+      if (!header) md << "\n### Failures\n";
+      header = true;
+      md << "\n**" << markdown_cell(l.run.law) << "** on **" << markdown_cell(i.name) << "** ("
+         << markdown_cell(i.source) << ")";
+      if (l.expected_fail())
+        md << ", expected" << (l.expected_failure->empty() ? "" : ": " + markdown_cell(*l.expected_failure));
+      md << "\n\n";
+      if (l.unexpected_pass()) {
+        md << "- expected to fail, but every judged case obeyed the law: remove the expectation\n";
+        continue;
+      }
+      md << "- message: " << markdown_cell(l.run.message) << "\n";
+      if (!l.run.diagnosis.empty()) md << "- diagnosis: " << markdown_cell(l.run.diagnosis) << "\n";
+      if (!l.replayed_file.empty()) md << "- case: " << code(l.replayed_file) << "\n";
+      if (!l.case_file.empty()) md << "- case file: " << code(l.case_file) << "\n";
+      if (!l.reproduce.empty()) md << "- reproduce: " << code(l.reproduce) << "\n";
+    }
+  return md.str();
+}
+
+void write_markdown_report(const RunReport& report, const std::string& path) {
+  write_text_file(path, report_to_markdown(report));
+}
+
+}  // namespace attncheck
