@@ -94,6 +94,7 @@ ImplementationResult finish_implementation(std::string name, std::string source,
   charge_process_faults(r, settings);
 
   for (LawResult& l : r.laws) {
+    if (settings.expected_failure) l.expected_failure = settings.expected_failure(l.run.law);
     if (!l.failed()) continue;
     const std::string& repro_law = l.found_while.empty() ? l.run.law : l.found_while;
     if (settings.reproduce) l.reproduce = settings.reproduce(repro_law);
