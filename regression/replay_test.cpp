@@ -1,7 +1,8 @@
 // Every saved case in regression/cases/ replayed as its own test, forever:
 // the three references must pass it, and a case recorded against a member of
 // the bug zoo must still fail on that member (the zoo stays caught, so a law
-// that is weakened until the zoo slips through turns this suite red).
+// that is weakened until the zoo slips through turns this suite red) and
+// record "expect": "fail" (what `attncheck replay` as recorded honours).
 //
 // Cases are read when the tests are listed (CTest discovers them before each
 // run), so adopting a case is copying its file:
@@ -92,6 +93,10 @@ TEST_P(RegressionCase, PassesReferencesAndStillCatchesItsZooMember) {
     const std::string name = rec.source.substr(8);
     const BuiltinInfo* b = find_builtin(name);
     ASSERT_NE(b, nullptr) << path << ": recorded against unknown built-in \"" << name << "\"";
+    // The file says so too, so `attncheck replay` as recorded counts its failure as expected.
+    EXPECT_EQ(rec.expect, b->kind == BuiltinKind::zoo ? "fail" : "pass")
+        << path << ": a case recorded against " << (b->kind == BuiltinKind::zoo ? "zoo member " : "") << name
+        << " must record \"expect\": \"" << (b->kind == BuiltinKind::zoo ? "fail" : "pass") << "\"";
     if (b->kind == BuiltinKind::zoo) {
       auto impl = make_builtin(name);
       const Verdict v = check_case(*law, *impl, rec.problem);

@@ -269,9 +269,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     const std::string w = word_of(l);
     std::ostream& to = l.counts_as_failure() ? out : chatter;
     progress.clear();
-    std::string padded = w;
-    padded.resize(5, ' ');
-    to << (mode->colour ? std::string("\033[") + colour_of_word(w) + "m" + padded + "\033[0m" : padded) << "  "
+    to << (mode->colour ? std::string("\033[") + colour_of_word(w) + "m" + w + "\033[0m" : w) << "  "
        << file << "  " << l.run.law << "  " << source;
     if (!l.run.message.empty()) to << "  " << l.run.message;
     to << "\n";

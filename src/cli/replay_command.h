@@ -7,8 +7,8 @@
 // is given, against the implementation recorded in it (history.source
 // "builtin:NAME" or "plugin:PATH"). One line per case and implementation goes
 // to `out`:
-//   PASS   matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:reference
-//   FAIL   matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:naive  1 element(s) outside ...
+//   PASS  matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:reference
+//   FAIL  matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:naive  1 element(s) outside ...
 //            diagnosis: behaves like: ...       (a failure a fault model explains)
 //   XFAIL  ...  (failed, as the case file records it must: "expect": "fail")
 //   XPASS  ...  (the case records "expect": "fail" but passed: counted as a failure)

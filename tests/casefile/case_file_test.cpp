@@ -198,6 +198,19 @@ TEST(CaseJson, AcceptsHandWrittenNumbers) {
   EXPECT_TRUE(rec.source.empty());  // history is optional
 }
 
+// A case records what replaying it on its implementation must give: written
+// only when it is "fail", so a case that must pass reads as it always did,
+// and a file from before the field loads as "pass".
+TEST(CaseJson, ExpectIsWrittenWhenFailAndDefaultsToPass) {
+  CaseRecord rec = record_of(make_problem(DType::f32, Shape{1, 1, 2, 2, 2, 1}));
+  EXPECT_EQ(case_to_json(rec).find("\"expect\""), std::string::npos);
+  EXPECT_EQ(case_from_json(case_to_json(rec), "a.json").expect, "pass");
+  rec.expect = "fail";
+  const std::string text = case_to_json(rec);
+  EXPECT_NE(text.find("\"law\": \"matches_oracle\",\n  \"expect\": \"fail\",\n"), std::string::npos) << text;
+  EXPECT_EQ(case_from_json(text, "b.json").expect, "fail");
+}
+
 // --- Damaged files ----------------------------------------------------------
 
 // A valid case's JSON with one edit applied.
@@ -256,6 +269,10 @@ std::vector<Damage> damages() {
       {"bad scale", replaced(v, "\"scale\": 0.375", "\"scale\": \"big\""), "problem.scale"},
       {"unknown found_by", replaced(v, "\"rapidcheck\"", "\"intuition\""), "found_by"},
       {"negative seed", replaced(v, "18446744073709551615", "-1"), "history.seed"},
+      {"expect unknown", replaced(v, "\"law\": \"matches_oracle\",", "\"law\": \"matches_oracle\", \"expect\": \"maybe\","),
+       "expect"},
+      {"expect not a string", replaced(v, "\"law\": \"matches_oracle\",", "\"law\": \"matches_oracle\", \"expect\": 0,"),
+       "expect"},
       {"history not an object", replaced(v, "\"history\": {", "\"history\": 3, \"h\": {"), "history"},
   };
 }

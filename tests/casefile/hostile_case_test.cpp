@@ -65,7 +65,7 @@ struct Result {
 
 Result replay(const std::string& path, int timeout_ms = 2000) {
   ReplayArgs a;
-  a.path = path;
+  a.paths = {path};
   a.impls = {"reference"};
   a.timeout_ms = timeout_ms;
   std::ostringstream out, err;

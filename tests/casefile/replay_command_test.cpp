@@ -62,7 +62,7 @@ struct Result {
 
 ReplayArgs args(std::string path, std::vector<std::string> impls = {}, std::vector<std::string> plugins = {}) {
   ReplayArgs a;
-  a.path = std::move(path);
+  a.paths = {std::move(path)};
   a.impls = std::move(impls);
   a.plugins = std::move(plugins);
   return a;
@@ -135,9 +135,50 @@ TEST(Replay, UnloadableImplementationsAreRefused) {
 TEST(Replay, MissingPathAndEmptyFolder) {
   ReplayDir dir;
   EXPECT_EQ(replay(args(dir.path + "/absent")).status, 2);
+  // Nothing found is not a pass: a CI job replaying a folder that lost its cases says so.
   const Result r = replay(args(dir.path));
-  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("no case files"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was replayed"), std::string::npos) << r.err;
+}
+
+TEST(Replay, SeveralPathsEachFileOnce) {
+  ReplayDir dir;
+  const std::string path = save_case(caught_case(), dir.path);
+  ReplayArgs a = args(path, {"reference"});
+  a.paths = {path, dir.path, path};
+  const Result r = replay(a);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("replayed 1 case file(s): 1 passed"), std::string::npos) << r.out;
+}
+
+TEST(Replay, RecordedExpectFailHoldsOnTheRecordedImplementationOnly) {
+  ReplayDir dir;
+  CaseRecord rec = caught_case();
+  rec.expect = "fail";
+  const std::string path = save_case(rec, dir.path);
+  EXPECT_EQ(load_case(path).expect, "fail");
+  // As recorded: seed_unscaled fails it, as the file says it must.
+  Result r = replay(args(path));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("XFAIL  ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("diagnosis: behaves like"), std::string::npos) << r.out;
+  // Named again: the same expectation.
+  EXPECT_EQ(replay(args(path, {"seed_unscaled"})).status, 0);
+  // Any other implementation must pass it.
+  r = replay(args(path, {"reference"}));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("PASS  ", 0), 0u) << r.out;
+}
+
+TEST(Replay, ExpectedFailureThatPassesFailsTheReplay) {
+  ReplayDir dir;
+  CaseRecord rec = caught_case();
+  rec.expect = "fail";
+  rec.source = "builtin:reference";  // "recorded" against an implementation that passes it
+  const Result r = replay(args(save_case(rec, dir.path)));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("XPASS  ", 0), 0u) << r.out;
 }
 
 }  // namespace

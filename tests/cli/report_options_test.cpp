@@ -1,0 +1,183 @@
+// The small decisions behind issue #16's flags, tested as functions:
+// --expect-fail parsing and scoping, the config file, --plugin NAME=PATH,
+// ATTNCHECK_SEED, when colour and the progress line appear, Markdown cells,
+// and how an expected failure changes a law's and an implementation's verdict.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/cli_validation.h"
+#include "cli/expectations.h"
+#include "cli/progress_line.h"
+#include "cli/terminal_mode.h"
+#include "report/junit_report.h"
+#include "report/markdown_report.h"
+#include "report/run_report.h"
+
+namespace attncheck {
+namespace {
+
+TEST(ExpectFail, ParsesLawImplementationAndReason) {
+  Expectations e;
+  std::string error;
+  ASSERT_TRUE(add_expect_fail("matches_oracle", e, error)) << error;
+  ASSERT_TRUE(add_expect_fail("torch/fully_masked_rows_zero:https://github.com/pytorch/pytorch/issues/1", e, error));
+  EXPECT_EQ(e.expect_fail[0].implementation, "");
+  EXPECT_EQ(e.expect_fail[0].reason, "");
+  EXPECT_EQ(e.expect_fail[1].implementation, "torch");
+  EXPECT_EQ(e.expect_fail[1].law, "fully_masked_rows_zero");
+  EXPECT_EQ(e.expect_fail[1].reason, "https://github.com/pytorch/pytorch/issues/1");  // ':' and '/' kept
+  // Scoping: a bare law is every implementation's, IMPL/ only that one's.
+  EXPECT_EQ(e.expected_failure("anyone", "matches_oracle"), std::optional<std::string>(""));
+  EXPECT_TRUE(e.expected_failure("torch", "fully_masked_rows_zero").has_value());
+  EXPECT_FALSE(e.expected_failure("naive", "fully_masked_rows_zero").has_value());
+  for (const char* bad : {"", "/matches_oracle", "torch/", ":reason"}) {
+    Expectations x;
+    EXPECT_FALSE(add_expect_fail(bad, x, error)) << bad;
+    EXPECT_NE(error.find("LAW[:REASON]"), std::string::npos) << error;
+  }
+}
+
+TEST(ExpectFail, UnknownLawsAndImplementationsAreNamed) {
+  Expectations e;
+  std::string error;
+  ASSERT_TRUE(add_expect_fail("nobody/matches_oracle", e, error));
+  EXPECT_EQ(expectations_problem(e, {}), "");  // implementations not known yet: not checked
+  EXPECT_NE(expectations_problem(e, {"reference"}).find("'nobody'"), std::string::npos);
+  e.skip_laws = {"no_such_law"};
+  EXPECT_NE(expectations_problem(e, {}).find("--skip-law: unknown law 'no_such_law'"), std::string::npos);
+}
+
+TEST(ExpectationsConfig, ReadsBothKeysAndRefusesTypos) {
+  const std::string path = (std::filesystem::temp_directory_path() / "attncheck_expectations_test.json").string();
+  std::ofstream(path) << R"({"skip_law": ["nan_propagates"],
+    "expect_fail": [{"law": "matches_oracle", "implementation": "t", "reason": "upstream"}, {"law": "deterministic"}]})";
+  Expectations e;
+  std::string error;
+  ASSERT_TRUE(load_expectations_config(path, e, error)) << error;
+  EXPECT_TRUE(e.skipped("nan_propagates"));
+  EXPECT_EQ(e.expected_failure("t", "matches_oracle"), std::optional<std::string>("upstream"));
+  EXPECT_TRUE(e.expected_failure("u", "deterministic").has_value());
+  EXPECT_EQ(expectations_problem(e, {"t"}), "");
+  std::ofstream(path) << R"({"expect_fail": [{"law": "matches_oracle", "reson": "typo"}]})";
+  Expectations f;
+  EXPECT_FALSE(load_expectations_config(path, f, error));
+  EXPECT_NE(error.find("expect_fail[0]: unknown key \"reson\""), std::string::npos) << error;
+  std::filesystem::remove(path);
+}
+
+TEST(PluginLabel, NameEqualsPathUnlessThePathExists) {
+  EXPECT_EQ(split_plugin_arg("mine=./libmine.so").label, "mine");
+  EXPECT_EQ(split_plugin_arg("mine=./libmine.so").path, "./libmine.so");
+  EXPECT_EQ(split_plugin_arg("./libmine.so").label, "");
+  EXPECT_EQ(split_plugin_arg("dir/a=b.so").label, "");  // '/' before '=': a path
+  EXPECT_EQ(split_plugin_arg("=x.so").path, "=x.so");
+  const std::string odd = (std::filesystem::temp_directory_path() / "a=b.so").string();
+  std::ofstream(odd) << "";
+  EXPECT_EQ(split_plugin_arg(odd).path, odd);  // an existing file is a path whatever its name
+  std::filesystem::remove(odd);
+}
+
+TEST(SeedFromEnv, FlagWinsThenTheEnvironment) {
+  bool from_env = true;
+  std::string error;
+  ::unsetenv("ATTNCHECK_SEED");
+  EXPECT_FALSE(seed_from_flag_or_env(std::nullopt, from_env, error).has_value());
+  ::setenv("ATTNCHECK_SEED", "77", 1);
+  EXPECT_EQ(seed_from_flag_or_env(std::nullopt, from_env, error), std::optional<uint64_t>(77));
+  EXPECT_TRUE(from_env);
+  EXPECT_EQ(seed_from_flag_or_env(5, from_env, error), std::optional<uint64_t>(5));
+  EXPECT_FALSE(from_env);
+  ::setenv("ATTNCHECK_SEED", "-1", 1);
+  EXPECT_FALSE(seed_from_flag_or_env(std::nullopt, from_env, error).has_value());
+  EXPECT_NE(error.find("ATTNCHECK_SEED=-1"), std::string::npos) << error;
+  ::unsetenv("ATTNCHECK_SEED");
+}
+
+TEST(TerminalMode, ColourAndProgressOnlyWhereAPersonWatches) {
+  std::string error;
+  auto mode = [&](TerminalFacts f, const char* color = "auto", bool quiet = false) {
+    return *terminal_mode(f, color, quiet, error);
+  };
+  const TerminalFacts tty{true, true, false, false};
+  EXPECT_TRUE(mode(tty).colour);
+  EXPECT_TRUE(mode(tty).progress);
+  TerminalFacts f = tty;
+  f.no_color = true;
+  EXPECT_FALSE(mode(f).colour);
+  EXPECT_TRUE(mode(f).progress);
+  EXPECT_TRUE(mode(f, "always").colour);
+  f = tty;
+  f.ci = true;
+  EXPECT_FALSE(mode(f).colour);
+  EXPECT_FALSE(mode(f).progress);
+  EXPECT_FALSE(mode(tty, "never").colour);
+  EXPECT_FALSE(mode(tty, "auto", true).progress);
+  EXPECT_FALSE(mode(TerminalFacts{}).colour);  // piped
+  EXPECT_FALSE(mode(TerminalFacts{}).progress);
+  EXPECT_FALSE(terminal_mode(tty, "yes", false, error).has_value());
+  EXPECT_NE(error.find("auto, always or never"), std::string::npos);
+}
+
+TEST(ProgressLine, SaysWhereItIsAndWhatIsLeft) {
+  std::ostringstream err;
+  ProgressLine p(err, true, 4);
+  p.working_on("naive", "matches_oracle");
+  const std::string before = p.text();
+  EXPECT_NE(before.find("[0/4] naive: matches_oracle  0 cases judged"), std::string::npos) << before;
+  EXPECT_EQ(before.find("left"), std::string::npos) << before;  // nothing to estimate from yet
+  p.finished_one(100);
+  EXPECT_NE(p.text().find("[1/4]"), std::string::npos);
+  EXPECT_NE(p.text().find("100 cases judged"), std::string::npos);
+  EXPECT_NE(p.text().find("s left"), std::string::npos) << p.text();
+  p.clear();
+  EXPECT_EQ(err.str().rfind("\r\033[K"), err.str().size() - 4);  // the line ends erased
+  std::ostringstream none;
+  ProgressLine off(none, false, 4);
+  off.working_on("a", "b");
+  off.finished_one(1);
+  EXPECT_EQ(none.str(), "");
+}
+
+TEST(MarkdownCell, EscapesWhatWouldBreakATable) {
+  EXPECT_EQ(markdown_cell("a|b\nc_d <x>"), "a\\|b c\\_d \\<x\\>");
+}
+
+LawResult law(const char* name, LawStatus s) {
+  LawResult l;
+  l.run.law = name;
+  l.run.status = s;
+  l.run.judged = 3;
+  l.run.cases = 3;
+  l.run.message = s == LawStatus::fail ? "broke" : "";
+  return l;
+}
+
+TEST(ExpectedFailure, ChangesTheStatusNotTheMeaningOfFail) {
+  ImplementationResult i;
+  i.name = "x";
+  i.laws = {law("matches_oracle", LawStatus::fail), law("weights_sum_to_one", LawStatus::pass)};
+  EXPECT_TRUE(i.failed());
+  EXPECT_EQ(i.laws[0].status_name(), "fail");
+  i.laws[0].expected_failure = "upstream";
+  EXPECT_FALSE(i.failed());
+  EXPECT_EQ(i.laws[0].status_name(), "expected_fail");
+  i.laws[1].expected_failure = "";
+  EXPECT_TRUE(i.failed());
+  EXPECT_EQ(i.laws[1].status_name(), "unexpected_pass");
+  RunReport r;
+  r.implementations = {i};
+  const std::string xml = report_to_junit(r);
+  EXPECT_NE(xml.find("<skipped message=\"expected failure (upstream): broke\" type=\"expected_fail\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("type=\"unexpected_pass\""), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<testsuites name=\"attncheck\" tests=\"2\" failures=\"1\" errors=\"0\" time=\"0.000\">"),
+            xml.find("<testsuites"))
+      << xml;
+}
+
+}  // namespace
+}  // namespace attncheck
