@@ -8,6 +8,10 @@
 #   --build DIR the fuzz build (default build-fuzz: cmake --preset fuzz && cmake --build --preset fuzz)
 #   --work DIR  corpora, crash inputs, logs and case files (default fuzz-work)
 # fuzz_plugin runs too when $ATTNCHECK_PLUGIN names a plugin.
+# On a terminal one progress line (stderr) shows the target, its time and its
+# libFuzzer status (execs, coverage); plain when piped or with CI=true.
+# Exit status: 0 the night ran (findings are in the summary); 2 bad arguments
+# or no fuzz target built in the build folder.
 #
 # Layout of the work folder (safe to keep between runs; stopping with Ctrl-C
 # finishes the current target's merge and prints the summary):
@@ -28,13 +32,25 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --build) build=$(cd "$2" && pwd) || exit 2; shift 2 ;;
     --work) mkdir -p "$2" && work=$(cd "$2" && pwd) || exit 2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "overnight.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
 targets=(fuzz_differential fuzz_overflow fuzz_case_file fuzz_gradients)
 if [ -n "${ATTNCHECK_PLUGIN:-}" ]; then targets+=(fuzz_plugin); fi
+built=0
+for t in "${targets[@]}"; do [ -x "$build/fuzz/$t" ] && built=$((built + 1)); done
+if [ "$built" = 0 ]; then
+  echo "overnight.sh: no fuzz target in $build/fuzz (build them: cmake --preset fuzz && cmake --build --preset fuzz," \
+       "or name the build with --build DIR)" >&2
+  exit 2
+fi
+# The progress line: on a terminal only, never in CI logs.
+# It goes to fd 3, the terminal's stderr: run_child's own output goes to a log.
+progress=0
+if [ -t 2 ] && [ "${CI:-}" != true ]; then progress=1; fi
+exec 3>&2
 mkdir -p "$work"
 export ATTNCHECK_REGRESSION_DIR=${ATTNCHECK_REGRESSION_DIR:-$work/regressions}
 mkdir -p "$ATTNCHECK_REGRESSION_DIR"
@@ -60,10 +76,25 @@ flags_of() {
   sed -n 's/^[[:space:]]*\([a-z_]*\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/-\1=\2/p' "$f"
 }
 
-# Runs a command in the background so a signal reaches the trap, and waits for it.
+# One progress line on stderr, redrawn in place: the target, the time spent
+# of its share, libFuzzer's last status line in $log (execs, coverage).
+draw_progress() {
+  local spent=$(( $(date +%s) - started_at ))
+  local last
+  last=$(grep -aE '^#[0-9]+: cov:' "$log" 2>/dev/null | tail -1 | cut -c1-70)
+  printf '\r\033[K[%d/%d] %s: %ds of %ss  %s' "$index" "${#targets[@]}" "$t" "$spent" "$per_target" "$last" >&3
+}
+
+# Runs a command in the background so a signal reaches the trap, and waits for
+# it (with a progress line, polling once a second instead).
 run_child() {
   "$@" &
   child=$!
+  started_at=$(date +%s)
+  if [ "$progress" = 1 ]; then
+    while kill -0 "$child" 2>/dev/null; do draw_progress; sleep 1; done
+    printf '\r\033[K' >&3
+  fi
   wait "$child"
   local rc=$?
   # A signal interrupts wait; wait again for the child to finish its wrap-up.
@@ -73,7 +104,9 @@ run_child() {
 }
 
 summary=()
+index=0
 for t in "${targets[@]}"; do
+  index=$((index + 1))
   bin=$build/fuzz/$t
   if [ ! -x "$bin" ]; then summary+=("$t: not built ($bin missing; cmake --preset fuzz && cmake --build --preset fuzz)"); continue; fi
   # (the whole help text first: grep -q closing the pipe early would fail the check under pipefail)

@@ -1,4 +1,5 @@
-/* seed_layer: the founding layer (shared/founding-case.md), ported to C as a
+/* seed_layer: the founding layer (scores never divided by sqrt(d), then the
+ * softmax dropped as the "fix"), ported to C as a
  * plugin, bugs and all, so attncheck can be shown catching the fault that
  * started the project on the code that had it.
  *

@@ -1,7 +1,7 @@
 // `attncheck check`: runs the law catalogue against chosen implementations
 // (or, with none chosen, the embedded default: every built-in, see
 // default_run.h) and reports on the console, and optionally as JSON, JUnit XML
-// and saved regression cases. Contract: shared/spec/cli.md.
+// and saved regression cases. Contract: docs/cli.md.
 //
 // Example usage (what main.cpp does after parsing the flags):
 //   CheckArgs a;  a.impls = {"naive"};  a.seed = 42;

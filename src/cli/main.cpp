@@ -1,7 +1,7 @@
 // attncheck: tells whether an attention implementation computes attention.
 // This file only parses the command line (CLI11) and hands the parsed options
 // to the commands: check_command.h, replay_command.h, list_command.h.
-// Exit status 2 for anything that could not run as asked (shared/spec/cli.md).
+// Exit status 2 for anything that could not run as asked (docs/cli.md).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <iostream>

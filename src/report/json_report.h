@@ -1,4 +1,4 @@
-// The --json report (shared/spec/cli.md, pinned):
+// The --json report (docs/cli.md, pinned):
 //   {"seed": N, "implementations": [{"name", "source", "verdict": "pass"|"fail",
 //     "laws": [{"law", "status": "pass"|"fail"|"skipped", "cases", "message"?, "diagnosis"?, "case_file"?}]}]}
 // Added fields (the contract allows additions): top level "mode" ("check" |
@@ -6,6 +6,13 @@
 // "dtypes", "notes", "seconds" and, in the default run, "expectation" and
 // "expectation_held"; per law "seconds" and, for a failure, "counterexample"
 // (the case as text), "shrink_steps", "reproduce" and "found_while".
+// Expected outcomes (cli/expectations.h) extend "status" with "expected_fail"
+// (it failed, as declared: not counted against the verdict) and
+// "unexpected_pass" (declared to fail, it passed: counted as a failure);
+// "fail" keeps its meaning, a failure nobody expected. Such a law carries
+// "expected_failure": the reason. Top level "timestamp" (UTC, when the run
+// started); `attncheck replay` writes "mode": "replay" and per case "replayed",
+// the case file.
 #pragma once
 
 #include <nlohmann/json.hpp>

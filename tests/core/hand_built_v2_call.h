@@ -10,7 +10,7 @@
 //   - every byte of out and lse that is not a live element: 0xFF (NaN),
 //     checked afterwards by untouched_outside_live().
 // expected_v2() is the spec's formulas of tests/support/v2_spec_case.h
-// (long double, straight from the text of ../shared/spec/plugin-abi-v2.md).
+// (long double, straight from the text of include/attncheck/plugin_v2.h).
 //
 // Example usage:
 //   CallSpec s; s.heads = 4; s.kv_heads = 2; s.q_lens = {3, 0};

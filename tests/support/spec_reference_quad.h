@@ -1,4 +1,4 @@
-// The spec's formulas (../shared/spec/plugin-abi-v2.md, "Visibility" and
+// The spec's formulas (include/attncheck/plugin_v2.h, "Visibility" and
 // "Logits") evaluated directly in __float128 (113-bit significand, GCC's
 // libquadmath), written from the spec's text and not from Problem::visible or
 // logit_from_score, so that the oracle's reading of the spec is checked by a
