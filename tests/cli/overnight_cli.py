@@ -33,7 +33,7 @@ p = subprocess.run(["bash", script, "--build", empty, "--work", os.path.join(wor
 assert p.returncode == 2 and "no fuzz target" in p.stderr, p
 
 # A build folder of stand-ins: -help=1 says Usage:, -merge=1 succeeds, a run
-# prints libFuzzer's fork-mode status line and ends after 1.5 s.
+# prints libFuzzer's fork-mode status line and ends after 1.2 s.
 build = os.path.join(work, "build")
 os.makedirs(os.path.join(build, "fuzz"))
 fake = """#!/bin/sh
@@ -42,9 +42,10 @@ case "$*" in
   *-merge=1*) exit 0 ;;
 esac
 echo "#1234: cov: 56 ft: 78 corp: 9 exec/s 100 oom/timeout/crash: 0/0/0 time: 1s" >&2
-sleep 1.5
+sleep 1.2
 """
-for t in ("fuzz_differential", "fuzz_overflow", "fuzz_case_file", "fuzz_gradients"):
+# One target is enough to see the line (the others are listed "not built"), and keeps the test short.
+for t in ("fuzz_differential",):
     path = os.path.join(build, "fuzz", t)
     with open(path, "w") as f:
         f.write(fake)
@@ -69,10 +70,10 @@ while True:
 _, status = os.waitpid(pid, 0)
 text = out.decode(errors="replace")
 assert os.waitstatus_to_exitcode(status) == 0, text
-assert "\r\x1b[K[1/4] fuzz_differential: " in text and "#1234: cov: 56" in text, repr(text[-1500:])
+assert "\r\x1b[K[1/4] fuzz_differential: " in text and "fuzz_gradients: not built" in text and "#1234: cov: 56" in text, repr(text[-1500:])
 assert "== overnight summary" in text, text
 
 p = subprocess.run(args[:-1] + [os.path.join(work, "w2")], capture_output=True, text=True, env=env)
 assert p.returncode == 0, p
-assert "\x1b[K" not in p.stdout + p.stderr and "fuzz_gradients: 1234 execs" in p.stdout, p
+assert "\x1b[K" not in p.stdout + p.stderr and "fuzz_differential: 1234 execs" in p.stdout, p
 print("overnight.sh: --help clean, nothing built is exit 2, progress on a terminal only")
