@@ -12,6 +12,7 @@
 #include "cli/expectations.h"
 #include "cli/progress_line.h"
 #include "cli/terminal_mode.h"
+#include "report/console_report.h"
 #include "report/junit_report.h"
 #include "report/markdown_report.h"
 #include "report/run_report.h"
@@ -177,6 +178,42 @@ TEST(ExpectedFailure, ChangesTheStatusNotTheMeaningOfFail) {
   EXPECT_EQ(xml.find("<testsuites name=\"attncheck\" tests=\"2\" failures=\"1\" errors=\"0\" time=\"0.000\">"),
             xml.find("<testsuites"))
       << xml;
+}
+
+// The legend (names too long for column headers): a name of the legend's
+// full width is still apart from its source ("nondeterministic_orderbuiltin:" was printed).
+TEST(ConsoleLegend, NameAndSourceStayApart) {
+  RunReport r;
+  for (const char* name : {"nondeterministic_order", "seed_softmax_bypass", "no_max_subtraction", "causal_off_by_one",
+                           "batch_head_swapped", "last_key_dropped"}) {
+    ImplementationResult i;
+    i.name = name;
+    i.source = std::string("builtin:") + name;
+    i.laws = {law("matches_oracle", LawStatus::pass)};
+    r.implementations.push_back(i);
+  }
+  std::ostringstream out;
+  print_law_table(r, out);
+  EXPECT_NE(out.str().find("nondeterministic_order builtin:nondeterministic_order"), std::string::npos) << out.str();
+}
+
+TEST(ConsoleColour, OnlyTheVerdictWordIsColouredAndColumnsStayAligned) {
+  RunReport r;
+  ImplementationResult i;
+  i.name = "x";
+  i.laws = {law("matches_oracle", LawStatus::fail), law("weights_sum_to_one", LawStatus::pass)};
+  i.laws[0].expected_failure = "known";
+  r.implementations = {i};
+  std::ostringstream plain, coloured;
+  print_law_table(r, plain);
+  print_law_table(r, coloured, ConsoleStyle{true});
+  EXPECT_EQ(plain.str().find("\033["), std::string::npos);
+  EXPECT_NE(coloured.str().find("\033[33mXFAIL\033[0m 3"), std::string::npos) << coloured.str();
+  EXPECT_NE(coloured.str().find("\033[32mPASS\033[0m 3"), std::string::npos) << coloured.str();
+  std::string stripped = coloured.str();
+  for (std::size_t at; (at = stripped.find("\033[")) != std::string::npos;)
+    stripped.erase(at, stripped.find('m', at) - at + 1);
+  EXPECT_EQ(stripped, plain.str());
 }
 
 }  // namespace
