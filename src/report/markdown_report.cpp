@@ -61,9 +61,9 @@ std::string report_to_markdown(const RunReport& report) {
   bool any_failure = report.default_run ? !report.expectations_held() : report.any_failure();
   md << "## attncheck " << (report.replay ? "replay" : "check") << ": " << (any_failure ? "❌ FAIL" : "✅ pass")
      << "\n\n";
-  md << "seed " << report.seed;
-  if (!report.replay) md << ", profile " << markdown_cell(report.profile);
-  if (!report.timestamp.empty()) md << ", " << report.timestamp << " UTC";
+  // A replay draws nothing: its cases are the files, so no seed or profile.
+  if (!report.replay) md << "seed " << report.seed << ", profile " << markdown_cell(report.profile) << ", ";
+  if (!report.timestamp.empty()) md << report.timestamp << " UTC";
   md << "\n\n";
 
   std::vector<std::string> rows;
