@@ -283,9 +283,13 @@ void print_verdict(const RunReport& report, std::ostream& out, const ConsoleStyl
       } else {
         std::string laws;
         for (const LawResult& l : i.laws)
-          if (l.failed() || (i.insufficient_fails && l.insufficient()) || (l.skipped() && !l.skipped_as_not_applicable()))
+          if (l.counts_as_failure() || (i.insufficient_fails && l.insufficient()) ||
+              (l.skipped() && !l.skipped_as_not_applicable() && l.run.skip_reason != SkipReason::by_request))
             laws += (laws.empty() ? "" : ", ") + l.run.law +
-                    (l.failed() ? " failed" : l.insufficient() ? " judged too few cases" : " skipped");
+                    (l.unexpected_pass() ? " passed, expected to fail"
+                     : l.failed()        ? " failed"
+                     : l.insufficient()  ? " judged too few cases"
+                                         : " skipped");
         broken.push_back(i.name + " (reference): " + laws);
       }
     }
