@@ -179,7 +179,7 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
     ImplementationFactory again = [path, options](std::string& error) {
       return load_plugin_again(path, options, error);
     };
-    targets.push_back({std::move(impl), "--plugin " + shell_quote(path), Expectation::none, std::move(again), false});
+    targets.push_back({std::move(impl), "--plugin " + shell_quote(path), Expectation::none, std::move(again), false, 0, {}});
   }
   std::vector<std::string> seen;
   for (const std::string& name : a.impls) {
@@ -193,7 +193,7 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
           << " (or load your own with --plugin PATH)\n";
       return false;
     }
-    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true});
+    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true, 0, {}});
   }
   return true;
 }

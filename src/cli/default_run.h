@@ -20,7 +20,7 @@ namespace attncheck {
 
 struct DefaultTarget {
   std::string name;  // a built-in (impls/builtins.h)
-  Expectation expectation;
+  Expectation expectation = Expectation::none;
   // Nonzero: only laws that require one of these features run; the others are
   // skipped with `only_reason`.
   FeatureBits only_laws_requiring = 0;
