@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
       ->type_name("MODULE_OR_FILE:FUNCTION");
   s->add_option("--svg", sensitivity.svg, "write the figure (two panels) here")->type_name("FILE")->required();
   s->add_option("--csv", sensitivity.csv, "write the numbers here")->type_name("FILE");
+  s->footer(
+      "Example: attncheck sensitivity --impl reference --plugin build/plugins/libseed_layer.so --svg s.svg --csv s.csv\n"
+      "Exit status of sensitivity: 0 drawn (it judges nothing: `check` does), 2 could not run as asked.");
 
   if (const std::string bad = unknown_command_problem(argc, argv); !bad.empty()) {
     std::cerr << "attncheck: " << bad << "\n";
