@@ -2,24 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "laws/query_response.h"
 #include "problem/dtype.h"
+#include "problem/gen_random.h"
 
 namespace attncheck {
 namespace {
 
 // Unit Gaussians in the dtype: q [1][1][q_len][head_dim], k [1][1][kv_len][head_dim],
 // v [1][1][kv_len][kv_len].
-Problem gaussian_problem(int64_t head_dim, DType dtype, std::mt19937_64& rng) {
+Problem gaussian_problem(int64_t head_dim, DType dtype, gen::Rng& rng) {
   Problem p;
   p.dtype = dtype;
   p.shape = Shape{1, 1, kSensitivityQLen, kSensitivityKvLen, head_dim, kSensitivityKvLen};
-  std::normal_distribution<double> gauss;
   auto fill = [&](std::vector<double>& x, int64_t n) {
     x.resize(static_cast<size_t>(n));
-    for (double& e : x) e = round_to(dtype, gauss(rng));
+    for (double& e : x) e = round_to(dtype, gen::gaussian(rng));
   };
   fill(p.q, p.shape.q_size());
   fill(p.k, kSensitivityKvLen * head_dim);
@@ -34,7 +33,7 @@ std::vector<int64_t> sensitivity_head_dims() { return {16, 32, 64, 128, 256, 512
 SweepPoint measure_sensitivity(Implementation& impl, int64_t head_dim, DType dtype, uint64_t seed) {
   SweepPoint point;
   point.head_dim = head_dim;
-  std::mt19937_64 rng(seed ^ (static_cast<uint64_t>(head_dim) * 0x9E3779B97F4A7C15ull));
+  gen::Rng rng(seed ^ (static_cast<uint64_t>(head_dim) * 0x9E3779B97F4A7C15ull));
   std::vector<double> ratios;
   double entropy = 0, exact_entropy = 0;
   int entropy_rows = 0;

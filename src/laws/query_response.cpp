@@ -1,9 +1,9 @@
 #include "laws/query_response.h"
 
 #include <cmath>
-#include <random>
 
 #include "laws/law_support.h"
+#include "problem/gen_random.h"
 #include "problem/transforms.h"
 
 namespace attncheck {
@@ -30,14 +30,13 @@ double row_distance(const Problem& p, const std::vector<double>& a, const std::v
 Problem query_stepped(const Problem& p) {
   const Shape& s = p.shape;
   Problem moved = p;
-  std::mt19937_64 rng(problem_fingerprint(p));
-  std::normal_distribution<double> gauss;
+  gen::Rng rng(problem_fingerprint(p));
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < s.q_len; ++i) {
       std::vector<double> dir(s.head_dim);
       double dn = 0, qn = 0;
       for (int64_t d = 0; d < s.head_dim; ++d) {
-        dir[d] = gauss(rng);
+        dir[d] = gen::gaussian(rng);
         dn += dir[d] * dir[d];
         qn += p.q[p.q_at(bh, i, d)] * p.q[p.q_at(bh, i, d)];
       }
