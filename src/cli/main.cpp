@@ -11,6 +11,7 @@
 #include "cli/cli_validation.h"
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
+#include "cli/sensitivity_command.h"
 #include "problem/dtype.h"
 #include "problem/profiles.h"
 #include "report/report_formats.h"
@@ -102,6 +103,20 @@ int main(int argc, char** argv) {
 
   CLI::App* l = app.add_subcommand("list", "name the built-in implementations and the laws");
 
+  SensitivityArgs sensitivity;
+  sensitivity.program = check.program;
+  CLI::App* s = app.add_subcommand(
+      "sensitivity", "draw query sensitivity and weight entropy against head_dim (default: reference, seed_unscaled)");
+  s->add_option("--impl", sensitivity.impls, "built-in implementation (repeatable)")->type_name("NAME");
+  s->add_option("--plugin", sensitivity.plugins, "plugin shared library (repeatable)")->type_name("PATH");
+  s->add_option("--python", sensitivity.pythons, "Python function through the Python bridge (repeatable)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
+  s->add_option("--svg", sensitivity.svg, "write the figure (two panels) here")->type_name("FILE")->required();
+  s->add_option("--csv", sensitivity.csv, "write the numbers here")->type_name("FILE");
+  s->footer(
+      "Example: attncheck sensitivity --impl reference --plugin build/plugins/libseed_layer.so --svg s.svg --csv s.csv\n"
+      "Exit status of sensitivity: 0 drawn (it judges nothing: `check` does), 2 could not run as asked.");
+
   if (const std::string bad = unknown_command_problem(argc, argv); !bad.empty()) {
     std::cerr << "attncheck: " << bad << "\n";
     return 2;
@@ -115,5 +130,6 @@ int main(int argc, char** argv) {
   if (c->parsed()) return run_check(check, std::cout, std::cerr);
   if (r->parsed()) return run_replay(replay, std::cout, std::cerr);
   if (l->parsed()) return run_list(std::cout);
+  if (s->parsed()) return run_sensitivity(sensitivity, std::cout, std::cerr);
   return 2;
 }
