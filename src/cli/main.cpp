@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
   check.program = argc > 0 ? argv[0] : "attncheck";
   CLI::App* c = app.add_subcommand("check", "run the laws against implementations (default: every built-in)");
   c->add_option("--plugin", check.plugins, "shared library exporting the plugin ABI (repeatable)")->type_name("PATH");
+  c->add_option("--python", check.pythons,
+                "Python function through the Python bridge: FILE.py:FUNCTION or MODULE:FUNCTION (repeatable)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
   c->add_option("--impl", check.impls, "built-in implementation, see `attncheck list` (repeatable)")->type_name("NAME");
   c->add_option("--law", check.laws, "check only this law (repeatable; default: every law)")->type_name("NAME");
   c->add_option("--dtype", check.dtype, dtype_names("|") + "|all, or a comma list; drawn per case")
