@@ -41,6 +41,7 @@ PyObject* bf16_as_float32(const attncheck_view& v, const npy_intp* dims) {
           const uint32_t bits = uint32_t{src[b * v.stride[0] + h * v.stride[1] + r * v.stride[2] + c]} << 16;
           std::memcpy(dst++, &bits, 4);
         }
+  PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(a), NPY_ARRAY_WRITEABLE);  // read-only, as the views
   return a;
 }
 
@@ -66,7 +67,9 @@ PyObject* mask_or_none(const attncheck_call_v2& c) {
   Ref bytes(view_of(c.mask.data, 4, dims, c.mask.stride, 1, NPY_UINT8));
   Ref zero(PyLong_FromLong(0));
   if (!bytes || !zero) return nullptr;
-  return PyObject_RichCompare(bytes.get(), zero.get(), Py_NE);
+  PyObject* mask = PyObject_RichCompare(bytes.get(), zero.get(), Py_NE);
+  if (mask && PyArray_Check(mask)) PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(mask), NPY_ARRAY_WRITEABLE);
+  return mask;
 }
 
 const char* causal_name(attncheck_causal c) {
