@@ -13,7 +13,8 @@ class AttncheckError(RuntimeError):
 
 def find_attncheck():
     """The attncheck program: $ATTNCHECK_BIN, else the source tree's build/attncheck
-    (this package is python/attncheck/ in it), else attncheck on PATH."""
+    (this package is python/attncheck/ in it), else the install tree's bin/attncheck
+    (the package installed in <prefix>/lib/python3.X/dist-packages), else attncheck on PATH."""
     env = os.environ.get("ATTNCHECK_BIN")
     if env:
         if not os.access(env, os.X_OK):
@@ -23,10 +24,14 @@ def find_attncheck():
                         "build", "attncheck")
     if os.access(tree, os.X_OK):
         return tree
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "..", "..", "..", "..", "bin", "attncheck")
+    if os.access(installed, os.X_OK):
+        return os.path.normpath(installed)
     found = shutil.which("attncheck")
     if found:
         return found
-    raise AttncheckError(f"attncheck not found: set ATTNCHECK_BIN, build it at {tree}, or put it on PATH")
+    raise AttncheckError(f"attncheck not found: set ATTNCHECK_BIN, build it at {tree}, install it, or put it on PATH")
 
 
 def target_of(fn_or_target):
