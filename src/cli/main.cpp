@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
   r->add_option("PATH", replay.path, "case file or folder")->required();
   r->add_option("--plugin", replay.plugins, "run the cases against this plugin instead of the recorded implementation")
       ->type_name("PATH");
+  r->add_option("--python", replay.pythons, "run the cases against this Python function (FILE.py:FUNCTION or MODULE:FUNCTION)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
   r->add_option("--impl", replay.impls, "run the cases against this built-in instead of the recorded implementation")
       ->type_name("NAME");
   r->add_option("--timeout-ms", replay.timeout_ms, "time limit of one plugin call")

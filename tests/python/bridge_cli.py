@@ -110,6 +110,22 @@ elif scenario == "load-refusals":
                           ("no_colon", ["expected MODULE_OR_FILE:FUNCTION"])):
         rc, laws, out = run(target, "--law", "matches_oracle")
         expect(rc == 2 and all(w in out for w in words), f"{target}: exit 2 with {words}", out)
+elif scenario == "save-and-replay":
+    # A failure of a Python function is saved with source python:TARGET; replay finds the
+    # function again from it, and replay --python runs the case on another function.
+    cases = os.path.join(work, "cases")
+    for f in os.listdir(cases) if os.path.isdir(cases) else []:
+        os.remove(os.path.join(cases, f))
+    layer = os.path.join(examples, "founding_layer.py:attention")
+    rc, laws, out = run(layer, "--seed", "1", "--law", "query_sensitivity", "--save-failures", cases)
+    expect(rc == 1 and len(os.listdir(cases)) == 1, "the failing case is saved", out)
+    p = subprocess.run([attncheck, "replay", cases], capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 1 and "FAIL" in p.stdout and "python:" + layer in p.stdout,
+           "replay reloads the recorded Python function and it still fails", p.stdout + p.stderr)
+    p = subprocess.run([attncheck, "replay", cases, "--python", os.path.join(examples, "numpy_attention.py:attention")],
+                       capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 0 and "PASS" in p.stdout, "replay --python: the reference passes the case",
+           p.stdout + p.stderr)
 elif scenario == "pythonpath-cannot-shadow":
     # A PYTHONPATH naming a folder with a fake numpy: the bridge appends PYTHONPATH after
     # its own paths, so Debian's NumPy is still the one imported.
