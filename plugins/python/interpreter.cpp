@@ -33,9 +33,16 @@ bool make_libpython_global(std::string& error) {
 // python3 first on PATH, PYTHONHOME or PYTHONSTARTUP cannot redirect it to
 // another interpreter's standard library or NumPy. Python's signal handlers
 // are not installed: the host child's (default) dispositions stay.
+// Python 3.10 or later (Py_NewRef; PyConfig as in 3.8+).
 bool initialize(std::string& error) {
   PyConfig config;
   PyConfig_InitIsolatedConfig(&config);
+  // A fixed hash seed: str and bytes hashes (set and dict orders a function may
+  // depend on) are the same in every run, so a seed reproduces its report.
+  config.use_hash_seed = 1;
+  config.hash_seed = 0;
+  // A checker leaves the user's source tree as it found it: no __pycache__ files.
+  config.write_bytecode = 0;
   PyStatus status = PyConfig_SetBytesString(&config, &config.home, ATTNCHECK_PYTHON_HOME);
   if (!PyStatus_Exception(status))
     status = PyConfig_SetBytesString(&config, &config.program_name, ATTNCHECK_PYTHON_EXECUTABLE);
