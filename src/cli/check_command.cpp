@@ -32,6 +32,8 @@ struct Target {
   Expectation expectation = Expectation::none;
   ImplementationFactory open;  // another instance, for a law or a worker of --jobs
   bool builtin = false;
+  FeatureBits only_laws_requiring = 0;  // DefaultTarget's
+  std::string only_reason;
 };
 
 ImplementationFactory builtin_factory(const std::string& name) {
@@ -195,7 +197,8 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
                     std::ostream& err) {
   if (!any_plugin(a) && a.impls.empty()) {
     for (const DefaultTarget& d : default_targets())
-      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true});
+      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true,
+                         d.only_laws_requiring, d.only_reason});
     return true;
   }
   for (const std::string& path : a.plugins) {
@@ -310,6 +313,8 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.probe_fault_message = dtype_fault ? probes[k].fault_message : findings[k].fault_message;
     s.options.min_judged = std::min(a.min_judged, a.cases);  // a floor above --cases could never be met
     s.save_failures_dir = a.save_failures_dir;
+    s.only_laws_requiring = t.only_laws_requiring;
+    s.only_reason = t.only_reason;
     s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return rerun_command(a, report.seed, Focus{flag, law});

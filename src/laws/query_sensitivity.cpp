@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
+#include "problem/gen_random.h"
 #include "problem/transforms.h"
 
 namespace attncheck {
@@ -94,14 +95,13 @@ Law law_query_sensitivity() {
     if (s.head_dim < kMinHeadDim)
       return Verdict::not_applicable("head_dim " + std::to_string(s.head_dim) + " is below the law's regime (>= 16)");
     Problem moved = p;
-    std::mt19937_64 rng(problem_fingerprint(p));
-    std::normal_distribution<double> gauss;
+    gen::Rng rng(problem_fingerprint(p));
     for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
       for (int64_t i = 0; i < s.q_len; ++i) {
         std::vector<double> dir(s.head_dim);
         double dn = 0, qn = 0;
         for (int64_t d = 0; d < s.head_dim; ++d) {
-          dir[d] = gauss(rng);
+          dir[d] = gen::gaussian(rng);
           dn += dir[d] * dir[d];
           qn += p.q[p.q_at(bh, i, d)] * p.q[p.q_at(bh, i, d)];
         }
