@@ -188,7 +188,8 @@ bool choose_python_targets(const CheckArgs& a, const PluginOptions& options, std
       return false;
     }
     ImplementationFactory again = [bridge, o](std::string& error) { return load_plugin_again(bridge, o, error); };
-    targets.push_back({std::move(impl), "--python " + shell_quote(target), Expectation::none, std::move(again), false});
+    targets.push_back(
+        {std::move(impl), "--python " + shell_quote(target), Expectation::none, std::move(again), false, 0, {}});
   }
   return true;
 }
