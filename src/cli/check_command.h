@@ -35,6 +35,7 @@ inline constexpr int kDefaultMinJudged = 20;
 struct CheckArgs {
   std::vector<std::string> plugins;    // --plugin PATH...
   std::vector<std::string> impls;      // --impl NAME...
+  std::vector<std::string> pythons;    // --python MODULE_OR_FILE:FUNCTION... (cli/python_targets.h)
   std::vector<std::string> laws;       // --law NAME...; empty: every law
   std::string dtype = "all";           // --dtype f32|f64|f16|bf16|all (or a comma list)
   int cases = kDefaultCases;           // --cases N

@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
   check.program = argc > 0 ? argv[0] : "attncheck";
   CLI::App* c = app.add_subcommand("check", "run the laws against implementations (default: every built-in)");
   c->add_option("--plugin", check.plugins, "shared library exporting the plugin ABI (repeatable)")->type_name("PATH");
+  c->add_option("--python", check.pythons,
+                "Python function through the Python bridge: FILE.py:FUNCTION or MODULE:FUNCTION (repeatable)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
   c->add_option("--impl", check.impls, "built-in implementation, see `attncheck list` (repeatable)")->type_name("NAME");
   c->add_option("--law", check.laws, "check only this law (repeatable; default: every law)")->type_name("NAME");
   c->add_option("--dtype", check.dtype, dtype_names("|") + "|all, or a comma list; drawn per case")
@@ -89,6 +92,8 @@ int main(int argc, char** argv) {
   r->add_option("PATH", replay.path, "case file or folder")->required();
   r->add_option("--plugin", replay.plugins, "run the cases against this plugin instead of the recorded implementation")
       ->type_name("PATH");
+  r->add_option("--python", replay.pythons, "run the cases against this Python function (FILE.py:FUNCTION or MODULE:FUNCTION)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
   r->add_option("--impl", replay.impls, "run the cases against this built-in instead of the recorded implementation")
       ->type_name("NAME");
   r->add_option("--timeout-ms", replay.timeout_ms, "time limit of one plugin call")

@@ -10,6 +10,7 @@
 #include "impls/in_process.h"
 #include "laws/law.h"
 #include "driver/law_run.h"
+#include "cli/python_targets.h"
 #include "plugin/plugin_host.h"
 
 namespace attncheck {
@@ -66,6 +67,11 @@ class Implementations {
       } else if (source.starts_with("plugin:")) {
         e.impl = load_plugin(source.substr(7), options_, e.error);
         if (!e.impl && e.error.empty()) e.error = "cannot load plugin " + source.substr(7);
+      } else if (source.starts_with("python:")) {  // check --python's source (cli/python_targets.h)
+        const std::string target = source.substr(7);
+        const std::string bridge = python_bridge_path(e.error);
+        if (!bridge.empty()) e.impl = load_plugin(bridge, python_target_options(options_, target), e.error);
+        if (!e.impl) e.error = "--python " + target + ": " + e.error;
       } else {
         e.error = source.empty() ? "no implementation recorded; give --impl or --plugin"
                                  : "unknown implementation source \"" + source + "\"";
@@ -122,6 +128,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   Implementations cache(options);
   std::vector<std::string> given;  // sources named on the command line
   for (const std::string& p : args.plugins) given.push_back("plugin:" + p);
+  for (const std::string& p : args.pythons) given.push_back("python:" + p);
   for (const std::string& n : args.impls) given.push_back("builtin:" + n);
   std::vector<Implementation*> chosen;
   for (const std::string& source : given) {

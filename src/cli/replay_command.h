@@ -34,6 +34,7 @@ namespace attncheck {
 struct ReplayArgs {
   std::string path;
   std::vector<std::string> plugins;
+  std::vector<std::string> pythons;  // --python MODULE_OR_FILE:FUNCTION... (cli/python_targets.h)
   std::vector<std::string> impls;
   int timeout_ms = 2000;
   int load_timeout_ms = kDefaultLoadTimeoutMs;
