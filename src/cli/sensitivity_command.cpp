@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/dtype_probe.h"
+#include "cli/python_targets.h"
 #include "cli/sensitivity_sweep.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
@@ -122,14 +123,8 @@ int run_sensitivity(const SensitivityArgs& a, std::ostream& out, std::ostream& e
     err << "attncheck sensitivity: --svg FILE is required\n";
     return 2;
   }
-  if (!a.pythons.empty()) {
-    err << "attncheck sensitivity: --python " << a.pythons.front()
-        << ": this attncheck has no Python bridge (it is built with ATTNCHECK_WITH_PYTHON where Python 3 and NumPy "
-           "are found); use --impl or --plugin\n";
-    return 2;
-  }
   std::vector<std::string> impls = a.impls;
-  if (impls.empty() && a.plugins.empty()) impls = {"reference", "seed_unscaled"};
+  if (impls.empty() && a.plugins.empty() && a.pythons.empty()) impls = {"reference", "seed_unscaled"};
   std::vector<std::unique_ptr<Implementation>> targets;
   std::string command = a.program + " sensitivity";
   for (const std::string& name : impls) {
@@ -153,6 +148,22 @@ int run_sensitivity(const SensitivityArgs& a, std::ostream& out, std::ostream& e
     }
     targets.push_back(std::move(impl));
     command += " --plugin " + path;
+  }
+  for (const std::string& target : a.pythons) {
+    std::string error;
+    if (const std::string bad = python_target_problem(target); !bad.empty()) {
+      err << "attncheck sensitivity: --python " << target << ": " << bad << "\n";
+      return 2;
+    }
+    const std::string bridge = python_bridge_path(error);
+    std::unique_ptr<Implementation> impl =
+        bridge.empty() ? nullptr : load_plugin(bridge, python_target_options(PluginOptions{}, target), error);
+    if (!impl) {
+      err << "attncheck sensitivity: --python " << target << ": " << error << "\n";
+      return 2;
+    }
+    targets.push_back(std::move(impl));
+    command += " --python " + target;
   }
   command += " --svg " + a.svg + (a.csv.empty() ? "" : " --csv " + a.csv);
 

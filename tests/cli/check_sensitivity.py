@@ -80,7 +80,28 @@ with open(svg, "rb") as f:
 with open(csv_path, "rb") as f:
     expect(f.read() == first_csv, "the CSV differs between two runs")
 
-for bad, needle in ((["--python", "m.py:f", "--svg", svg], "no Python bridge"),
+# Python functions through the bridge, where it is built: the NumPy reference
+# flat, the founding layer ported to NumPy collapsing like seed_unscaled.
+examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python")
+if os.path.exists(os.path.join(plugin_dir, "libattncheck_python.so")):
+    py_csv = os.path.join(out_dir, "python.csv")
+    numpy_ref = os.path.join(examples, "numpy_attention.py") + ":attention"
+    founding = os.path.join(examples, "founding_layer.py") + ":attention"
+    r = run("--python", numpy_ref, "--python", founding, "--svg", os.path.join(out_dir, "python.svg"), "--csv", py_csv)
+    if r.returncode != 0:
+        sys.exit(f"attncheck sensitivity --python exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+    with open(py_csv, newline="") as f:
+        py = {}
+        for row in csv.DictReader(f):
+            py.setdefault(row["implementation"], []).append(row)
+    expect(sorted(py) == sorted([numpy_ref, founding]), f"implementations in the Python CSV: {sorted(py)}")
+    for p in py.get(numpy_ref, []):
+        expect(0.9 <= float(p["query_sensitivity"]) <= 1.1, f"NumPy reference at {p['head_dim']}: {p}")
+    s = [float(p["query_sensitivity"]) for p in py.get(founding, [])]
+    expect(len(s) == 7 and s[-1] < 0.01, f"the NumPy founding layer's sensitivity has not collapsed: {s}")
+
+for bad, needle in ((["--python", "m.py", "--svg", svg], "m.py"),
+                    (["--python", os.path.join(out_dir, "no_such_module.py") + ":f", "--svg", svg], "no_such_module"),
                     (["--impl", "no_such_impl", "--svg", svg], "unknown implementation 'no_such_impl'"),
                     (["--impl", "reference"], "--svg"),
                     (["--plugin", os.path.join(out_dir, "missing.so"), "--svg", svg], "missing.so")):
