@@ -23,7 +23,7 @@ dir=${FUZZ_SMOKE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/attncheck-fuzz-smoke.XXXXXX")
 mkdir -p "$dir"
 
 export CC=${CC:-clang} CXX=${CXX:-clang++}
-export CFLAGS=${CFLAGS:-"-fsanitize=address,fuzzer-no-link -g -O1"}
+export CFLAGS=${CFLAGS:-"-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,fuzzer-no-link"}
 export CXXFLAGS=${CXXFLAGS:-$CFLAGS}
 export LIB_FUZZING_ENGINE=${LIB_FUZZING_ENGINE:-"-fsanitize=fuzzer"}
 export WORK=${WORK:-$dir/work} OUT=${OUT:-$dir/out}

@@ -15,6 +15,7 @@
 #include "cli/default_run.h"
 #include "cli/dtype_probe.h"
 #include "cli/parallel_check.h"
+#include "cli/python_targets.h"
 #include "cli/shape_probe.h"
 #include "cli/run_budget.h"
 #include "impls/builtins.h"
@@ -35,6 +36,8 @@ struct Target {
   Expectation expectation = Expectation::none;
   ImplementationFactory open;  // another instance, for a law or a worker of --jobs
   bool builtin = false;
+  FeatureBits only_laws_requiring = 0;  // DefaultTarget's
+  std::string only_reason;
   std::string label;  // --plugin NAME=PATH: the name the reports give it; empty: its own name
 };
 
@@ -83,6 +86,9 @@ std::string report_path(const CheckArgs& a, std::string_view key) {
   return it == a.reports.end() ? std::string() : it->second;
 }
 
+// Whether a plugin process runs (--plugin or --python): its limits matter then.
+bool any_plugin(const CheckArgs& a) { return !a.plugins.empty() || !a.pythons.empty(); }
+
 // One failure to reproduce: a single implementation (its flag) and law.
 struct Focus {
   std::string target_flag;  // "--impl naive" | "--plugin /path/lib.so", already quoted
@@ -99,18 +105,19 @@ std::string rerun_command(const CheckArgs& a, uint64_t seed, const std::optional
     s += " " + focus->target_flag + " --law " + shell_quote(focus->law);
   } else {
     for (const std::string& p : a.plugins) s += " --plugin " + shell_quote(p);
+    for (const std::string& p : a.pythons) s += " --python " + shell_quote(p);
     for (const std::string& i : a.impls) s += " --impl " + shell_quote(i);
     for (const std::string& l : a.laws) s += " --law " + shell_quote(l);
   }
   if (a.dtype != "all") s += " --dtype " + shell_quote(a.dtype);
   if (a.cases != kDefaultCases) s += " --cases " + std::to_string(a.cases);
-  if (a.timeout_ms != kDefaultTimeoutMs && !a.plugins.empty()) s += " --timeout-ms " + std::to_string(a.timeout_ms);
+  if (a.timeout_ms != kDefaultTimeoutMs && any_plugin(a)) s += " --timeout-ms " + std::to_string(a.timeout_ms);
   s += shape_flags_text(a.shapes);
   if (a.min_judged != kDefaultMinJudged) s += " --min-judged " + std::to_string(a.min_judged);
   if (a.allow_insufficient) s += " --allow-insufficient";
-  if (a.load_timeout_ms != kDefaultLoadTimeoutMs && !a.plugins.empty())
+  if (a.load_timeout_ms != kDefaultLoadTimeoutMs && any_plugin(a))
     s += " --load-timeout-ms " + std::to_string(a.load_timeout_ms);
-  if (!a.memory_limit.empty() && !a.plugins.empty()) s += " --memory-limit " + shell_quote(a.memory_limit);
+  if (!a.memory_limit.empty() && any_plugin(a)) s += " --memory-limit " + shell_quote(a.memory_limit);
   s += " --seed " + std::to_string(seed);
   if (focus) return s;
   for (const ReportFormat& f : report_formats())
@@ -164,11 +171,40 @@ bool choose_laws(const CheckArgs& a, std::vector<const Law*>& laws, std::ostream
   return true;
 }
 
+// --python: each target is the bridge plugin with the target in its environment.
+bool choose_python_targets(const CheckArgs& a, const PluginOptions& options, std::vector<Target>& targets,
+                           std::ostream& err) {
+  for (const std::string& target : a.pythons)
+    if (const std::string bad = python_target_problem(target); !bad.empty()) {
+      err << "attncheck check: " << bad << "\n";
+      return false;
+    }
+  std::string error;
+  const std::string bridge = python_bridge_path(error);
+  if (bridge.empty()) {
+    err << "attncheck check: " << error << "\n";
+    return false;
+  }
+  for (const std::string& target : a.pythons) {
+    const PluginOptions o = python_target_options(options, target);
+    std::unique_ptr<Implementation> impl = load_plugin(bridge, o, error);
+    if (!impl) {
+      err << "attncheck check: --python " << target << ": " << error << "\n";
+      return false;
+    }
+    ImplementationFactory again = [bridge, o](std::string& error) { return load_plugin_again(bridge, o, error); };
+    targets.push_back(
+        {std::move(impl), "--python " + shell_quote(target), Expectation::none, std::move(again), false, 0, {}, ""});
+  }
+  return true;
+}
+
 bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vector<Target>& targets,
                     std::ostream& err) {
-  if (a.plugins.empty() && a.impls.empty()) {
+  if (!any_plugin(a) && a.impls.empty()) {
     for (const DefaultTarget& d : default_targets())
-      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true, ""});
+      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true,
+                         d.only_laws_requiring, d.only_reason, ""});
     return true;
   }
   for (const std::string& arg : a.plugins) {
@@ -183,9 +219,10 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
     ImplementationFactory again = [path, options](std::string& error) {
       return load_plugin_again(path, options, error);
     };
-    targets.push_back(
-        {std::move(impl), "--plugin " + shell_quote(arg), Expectation::none, std::move(again), false, parsed.label});
+    targets.push_back({std::move(impl), "--plugin " + shell_quote(arg), Expectation::none, std::move(again), false, 0,
+                       {}, parsed.label});
   }
+  if (!a.pythons.empty() && !choose_python_targets(a, options, targets, err)) return false;
   std::vector<std::string> seen;
   for (const std::string& name : a.impls) {
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
@@ -198,7 +235,7 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
           << " (or load your own with --plugin PATH)\n";
       return false;
     }
-    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true, ""});
+    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true, 0, {}, ""});
   }
   return true;
 }
@@ -337,7 +374,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   report.seed = seed ? *seed : fresh_seed();
   report.timestamp = utc_timestamp();
   report.profile = a.shapes.profile;
-  report.default_run = a.plugins.empty() && a.impls.empty();
+  report.default_run = !any_plugin(a) && a.impls.empty();
   out << "seed: " << report.seed << (seed_from_env ? " (from ATTNCHECK_SEED)" : "") << "\n";
   chatter << "rerun: " << rerun_command(a, report.seed) << "\n";
   if (report.default_run)
@@ -387,6 +424,8 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.expected_failure = [&expectations, name = names[k]](const std::string& law) {
       return expectations.expected_failure(name, law);
     };
+    s.only_laws_requiring = t.only_laws_requiring;
+    s.only_reason = t.only_reason;
     s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return rerun_command(a, report.seed, Focus{flag, law});

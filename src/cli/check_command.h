@@ -35,6 +35,7 @@ inline constexpr int kDefaultMinJudged = 20;
 struct CheckArgs {
   std::vector<std::string> plugins;    // --plugin PATH... or NAME=PATH (NAME: its name in the reports)
   std::vector<std::string> impls;      // --impl NAME...
+  std::vector<std::string> pythons;    // --python MODULE_OR_FILE:FUNCTION... (cli/python_targets.h)
   std::vector<std::string> laws;       // --law NAME...; empty: every law
   std::vector<std::string> skip_laws;  // --skip-law NAME...: reported skipped, not run
   std::vector<std::string> expect_fail;  // --expect-fail [IMPL/]LAW[:REASON]... (cli/expectations.h)

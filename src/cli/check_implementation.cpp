@@ -66,7 +66,10 @@ LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& 
   RunOptions o = settings.options;
   o.seed = law_seed(settings.options.seed, law.name);
   LawResult l;
-  if (const std::string why = settings.skip_reason ? settings.skip_reason() : ""; !why.empty()) {
+  std::string why = settings.skip_reason ? settings.skip_reason() : "";
+  if (why.empty() && settings.only_laws_requiring && !(law.required & settings.only_laws_requiring))
+    why = settings.only_reason;
+  if (!why.empty()) {
     l.run.law = law.name;
     l.run.status = LawStatus::skipped;
     l.run.cases = 0;

@@ -36,6 +36,10 @@ struct LawRunSettings {
   bool must_fail = false;
   // Asked before each law: a non-empty answer skips the law with that reason (check --budget).
   std::function<std::string()> skip_reason;
+  // Nonzero: a law that requires none of these features is skipped with
+  // only_reason (the embedded default's backward zoo: default_run.h).
+  FeatureBits only_laws_requiring = 0;
+  std::string only_reason;
   // A process fault the shape probe provoked before any law ran: charged to
   // its process law like any other.
   std::optional<Problem> probe_fault_case;

@@ -132,10 +132,10 @@ std::string report_paths_problem(const ReportPaths& paths) {
 
 std::string unknown_command_problem(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return "";
-  for (const char* known : {"check", "replay", "list"})
+  for (const char* known : {"check", "replay", "list", "sensitivity"})
     if (std::strcmp(argv[1], known) == 0) return "";
   return std::string("unknown command '") + argv[1] +
-         "'; the commands are: check, replay, list (see attncheck --help)";
+         "'; the commands are: check, replay, list, sensitivity (see attncheck --help)";
 }
 
 }  // namespace attncheck

@@ -10,6 +10,7 @@
 #include "cli/cli_validation.h"
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
+#include "cli/sensitivity_command.h"
 #include "problem/dtype.h"
 #include "problem/profiles.h"
 #include "report/report_formats.h"
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
   c->add_option("--plugin", check.plugins,
                 "shared library exporting the plugin ABI (repeatable); NAME=PATH names it NAME in the reports")
       ->type_name("[NAME=]PATH");
+  c->add_option("--python", check.pythons,
+                "Python function through the Python bridge: FILE.py:FUNCTION or MODULE:FUNCTION (repeatable)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
   c->add_option("--impl", check.impls, "built-in implementation, see `attncheck list` (repeatable)")->type_name("NAME");
   c->add_option("--law", check.laws, "check only this law (repeatable; default: every law)")->type_name("NAME");
   c->add_option("--skip-law", check.skip_laws, "do not run this law; it is reported skipped (repeatable)")
@@ -124,6 +128,8 @@ int main(int argc, char** argv) {
   r->add_option("PATH", replay.paths, "case files or folders of them")->required();
   r->add_option("--plugin", replay.plugins, "run the cases against this plugin instead of the recorded implementation")
       ->type_name("[NAME=]PATH");
+  r->add_option("--python", replay.pythons, "run the cases against this Python function (FILE.py:FUNCTION or MODULE:FUNCTION)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
   r->add_option("--impl", replay.impls, "run the cases against this built-in instead of the recorded implementation")
       ->type_name("NAME");
   r->add_option("--timeout-ms", replay.timeout_ms, "time limit of one plugin call")
@@ -145,6 +151,20 @@ int main(int argc, char** argv) {
   CLI::App* l = app.add_subcommand("list", "name the built-in implementations and the laws");
   l->footer("Example:\n  attncheck list    one line each: name, kind (reference or zoo), what it does");
 
+  SensitivityArgs sensitivity;
+  sensitivity.program = check.program;
+  CLI::App* s = app.add_subcommand(
+      "sensitivity", "draw query sensitivity and weight entropy against head_dim (default: reference, seed_unscaled)");
+  s->add_option("--impl", sensitivity.impls, "built-in implementation (repeatable)")->type_name("NAME");
+  s->add_option("--plugin", sensitivity.plugins, "plugin shared library (repeatable)")->type_name("PATH");
+  s->add_option("--python", sensitivity.pythons, "Python function through the Python bridge (repeatable)")
+      ->type_name("MODULE_OR_FILE:FUNCTION");
+  s->add_option("--svg", sensitivity.svg, "write the figure (two panels) here")->type_name("FILE")->required();
+  s->add_option("--csv", sensitivity.csv, "write the numbers here")->type_name("FILE");
+  s->footer(
+      "Example: attncheck sensitivity --impl reference --plugin build/plugins/libseed_layer.so --svg s.svg --csv s.csv\n"
+      "Exit status of sensitivity: 0 drawn (it judges nothing: `check` does), 2 could not run as asked.");
+
   if (const std::string bad = unknown_command_problem(argc, argv); !bad.empty()) {
     std::cerr << "attncheck: " << bad << "\n";
     return 2;
@@ -158,5 +178,6 @@ int main(int argc, char** argv) {
   if (c->parsed()) return run_check(check, std::cout, std::cerr);
   if (r->parsed()) return run_replay(replay, std::cout, std::cerr);
   if (l->parsed()) return run_list(std::cout);
+  if (s->parsed()) return run_sensitivity(sensitivity, std::cout, std::cerr);
   return 2;
 }

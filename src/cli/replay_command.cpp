@@ -11,6 +11,7 @@
 #include "casefile/case_file.h"
 #include "cli/cli_validation.h"
 #include "cli/progress_line.h"
+#include "cli/python_targets.h"
 #include "cli/terminal_mode.h"
 #include "diagnosis/diagnose.h"
 #include "driver/law_run.h"
@@ -85,6 +86,12 @@ class Implementations {
       e.impl = load_plugin(source.substr(7), options_, e.error);
       if (!e.impl && e.error.empty()) e.error = "cannot load plugin " + source.substr(7);
       e.flag = "--plugin " + (label.empty() ? source.substr(7) : label + "=" + source.substr(7));
+    } else if (source.starts_with("python:")) {  // check --python's source (cli/python_targets.h)
+      const std::string target = source.substr(7);
+      const std::string bridge = python_bridge_path(e.error);
+      if (!bridge.empty()) e.impl = load_plugin(bridge, python_target_options(options_, target), e.error);
+      if (!e.impl) e.error = "--python " + target + ": " + e.error;
+      e.flag = "--python " + target;
     } else {
       e.error = source.empty() ? "no implementation recorded; give --impl or --plugin"
                                : "unknown implementation source \"" + source + "\"";
@@ -243,6 +250,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     const PluginArg a = split_plugin_arg(p);
     choose("plugin:" + a.path, a.label);
   }
+  for (const std::string& p : args.pythons) choose("python:" + p, "");
   for (const std::string& n : args.impls) choose("builtin:" + n, "");
 
   std::vector<std::string> paths;
@@ -306,7 +314,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
       continue;
     }
     std::vector<Loaded*> targets = chosen;
-    if (args.plugins.empty() && args.impls.empty()) {
+    if (args.plugins.empty() && args.impls.empty() && args.pythons.empty()) {
       Loaded& recorded = cache.get(rec.source);
       if (!recorded.impl) {
         progress.clear();

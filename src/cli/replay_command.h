@@ -45,6 +45,7 @@ namespace attncheck {
 struct ReplayArgs {
   std::vector<std::string> paths;  // case files and folders
   std::vector<std::string> plugins;  // PATH or NAME=PATH (cli_validation.h)
+  std::vector<std::string> pythons;  // --python MODULE_OR_FILE:FUNCTION... (cli/python_targets.h)
   std::vector<std::string> impls;
   int timeout_ms = 2000;
   int load_timeout_ms = kDefaultLoadTimeoutMs;

@@ -1,8 +1,12 @@
 // An implementation whose ABI forward function lives in this process
-// (the built-ins). The call goes through the same encoded layout, poison and
+// (the built-ins, and the callables of the public C++ API, include/attncheck/
+// attncheck.hpp). The call goes through the same encoded layout, poison and
 // guard checks as a plugin's, so built-ins are judged exactly like plugins.
+// The entries are type-erased (std::function), so a lambda or a functor with
+// state is an implementation as well as the built-ins' bare function pointers.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -11,24 +15,32 @@
 
 namespace attncheck {
 
+// What the entries may be: a function pointer (ForwardFn, ...) or any callable.
+using ForwardCall = std::function<int(const attncheck_call*, char*, size_t)>;
+using ForwardV2Call = std::function<int(const attncheck_call_v2*, char*, size_t)>;
+using BackwardV2Call = std::function<int(const attncheck_call_v2*, const attncheck_grad*, char*, size_t)>;
+
 class InProcessImplementation final : public Implementation {
  public:
-  InProcessImplementation(std::string name, ForwardFn forward) : name_(std::move(name)), forward_(forward) {}
+  InProcessImplementation(std::string name, ForwardCall forward) : name_(std::move(name)), forward_(std::move(forward)) {}
   // A v2 built-in: called through ABI v2 for every problem within `features`.
   // With `backward` it also takes backward problems (kBackwardFeature).
-  InProcessImplementation(std::string name, ForwardV2Fn forward, FeatureBits features,
-                          BackwardV2Fn backward = nullptr)
-      : name_(std::move(name)), forward_v2_(forward), backward_v2_(backward), features_(features) {}
+  InProcessImplementation(std::string name, ForwardV2Call forward, FeatureBits features,
+                          BackwardV2Call backward = nullptr)
+      : name_(std::move(name)), forward_v2_(std::move(forward)), backward_v2_(std::move(backward)),
+        features_(features) {}
   std::string name() const override { return name_; }
-  std::string source() const override { return "builtin:" + name_; }
+  // "builtin:<name>" unless set_source says otherwise (the C++ API: "cpp:<name>").
+  std::string source() const override { return source_.empty() ? "builtin:" + name_ : source_; }
+  void set_source(std::string source) { source_ = std::move(source); }
   Outcome run(const Problem& problem) override;
   FeatureBits features() const override { return features_ | (backward_v2_ ? kBackwardFeature : 0); }
 
  private:
-  std::string name_;
-  ForwardFn forward_ = nullptr;
-  ForwardV2Fn forward_v2_ = nullptr;
-  BackwardV2Fn backward_v2_ = nullptr;
+  std::string name_, source_;
+  ForwardCall forward_;
+  ForwardV2Call forward_v2_;
+  BackwardV2Call backward_v2_;
   FeatureBits features_ = kV1Features;
 };
 

@@ -106,6 +106,9 @@ Law law_grad_empty_rows_zero() {
     }
     int64_t judged = 0;
     for (const Problem& p : cases) {
+      // A derived case with a feature the implementation does not declare
+      // (the mask, the causal rule) is left out, not the whole case.
+      if (&p != &cases.front() && (p.features() & ~impl.features())) continue;
       Outcome o;
       if (auto bad = run_backward(impl, p, o)) return *bad;
       if (auto m = nonzero(p, o, judged)) return Verdict::fail(*m);

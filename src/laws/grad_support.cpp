@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "problem/gen_random.h"
 #include "problem/transforms.h"
 
 namespace attncheck {
@@ -46,11 +47,10 @@ Problem backward_of(const Problem& p) {
   Problem r = p;
   const Shape& s = p.shape;
   r.dout.assign(s.out_size(), std::numeric_limits<double>::quiet_NaN());
-  std::mt19937_64 rng(problem_fingerprint(p) ^ 0xd0d0ull);
-  std::normal_distribution<double> gauss;
+  gen::Rng rng(problem_fingerprint(p) ^ 0xd0d0ull);
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
     for (int64_t i = 0; i < p.q_len_of(bh / s.heads); ++i)
-      for (int64_t c = 0; c < s.value_dim; ++c) r.dout[p.out_at(bh, i, c)] = round_to(p.dtype, gauss(rng));
+      for (int64_t c = 0; c < s.value_dim; ++c) r.dout[p.out_at(bh, i, c)] = round_to(p.dtype, gen::gaussian(rng));
   return r;
 }
 

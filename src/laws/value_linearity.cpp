@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "laws/law_support.h"
+#include "problem/gen_random.h"
 #include "problem/transforms.h"
 
 namespace attncheck {
@@ -29,10 +30,9 @@ std::vector<double> companion_values(const Problem& p) {
   for (double x : p.v) sum_sq += x * x;
   const double rms = std::sqrt(sum_sq / static_cast<double>(p.v.size()));
   const double size = rms > 0 && std::isfinite(rms) ? std::exp2(std::floor(std::log2(rms)) - 2) : 1.0;
-  std::mt19937_64 rng(problem_fingerprint(p));
-  std::normal_distribution<double> gauss(0.0, 1.0);
+  gen::Rng rng(problem_fingerprint(p));
   std::vector<double> v2(p.v.size());
-  for (double& x : v2) x = round_to(p.dtype, size * gauss(rng));
+  for (double& x : v2) x = round_to(p.dtype, size * gen::gaussian(rng));
   return v2;
 }
 

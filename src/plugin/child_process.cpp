@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
@@ -73,6 +74,8 @@ bool ChildProcess::start(const std::string& dlopen_path, int region_fd, uint64_t
     return false;
   }
   if (pid == 0) {
+    // The supervisor's environment is the host child's: set before it forks it.
+    for (const auto& [name, value] : environment_) setenv(name.c_str(), value.c_str(), 1);
     host::SupervisorSettings s;
     s.dlopen_path = dlopen_path.c_str();
     s.call_sock = call[1];

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 #include <sys/types.h>
 
 namespace attncheck {
@@ -21,6 +23,10 @@ class ChildProcess {
   // its resident memory passes `memory_limit_bytes` (0: no limit).
   bool start(const std::string& dlopen_path, int region_fd, uint64_t memory_limit_bytes, std::string& why);
   bool running() const { return pid_ > 0; }
+  // Variables the host child sets (setenv) before it loads the plugin, on every start.
+  void set_environment(std::vector<std::pair<std::string, std::string>> environment) {
+    environment_ = std::move(environment);
+  }
 
   enum class Wait { ok, died, timed_out, io_error };
   // Sends `n` bytes as one message (MSG_NOSIGNAL: a dead child is an answer,
@@ -44,6 +50,7 @@ class ChildProcess {
   pid_t pid_ = -1;   // the supervisor
   int sock_ = -1;    // the call socket to the host
   int life_ = -1;    // the lifeline to the supervisor
+  std::vector<std::pair<std::string, std::string>> environment_;
 };
 
 }  // namespace attncheck

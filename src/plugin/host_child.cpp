@@ -109,6 +109,15 @@ struct Entry {
   bool loaded() const { return v1 || v2; }
 };
 
+// A plugin that refuses to load (its entry returns NULL) may say why through
+// the optional `const char* attncheck_plugin_load_error(void)`: not part of the
+// pinned ABI, an addition the loader reads when it is there.
+void load_error_reason(void* lib, HelloMessage& hello) {
+  using ReasonFn = const char* (*)();
+  if (void* sym = dlsym(lib, "attncheck_plugin_load_error"))
+    if (const char* why = reinterpret_cast<ReasonFn>(sym)()) copy_text(hello.reason, sizeof hello.reason, why);
+}
+
 // abi_version is the only field every ABI version is promised to share:
 // nothing else of the struct is read before it matches.
 const attncheck_impl_v2* load_v2(void* sym, HelloMessage& hello) {
@@ -170,7 +179,11 @@ Entry load(const char* path, HelloMessage& hello) {
     return {};
   }
   dlerror();
-  if (void* sym = dlsym(lib, "attncheck_plugin_v2")) return {nullptr, load_v2(sym, hello)};
+  if (void* sym = dlsym(lib, "attncheck_plugin_v2")) {
+    Entry e{nullptr, load_v2(sym, hello)};
+    if (hello.status == LoadStatus::null_impl) load_error_reason(lib, hello);
+    return e;
+  }
   dlerror();
   void* sym = dlsym(lib, "attncheck_plugin_v1");
   if (!sym) {
@@ -179,7 +192,9 @@ Entry load(const char* path, HelloMessage& hello) {
     copy_text(hello.text, sizeof hello.text, e ? e : "attncheck_plugin_v1 resolves to NULL");
     return {};
   }
-  return {load_v1(sym, hello), nullptr};
+  Entry e{load_v1(sym, hello), nullptr};
+  if (hello.status == LoadStatus::null_impl) load_error_reason(lib, hello);
+  return e;
 }
 
 // Whether the host's own socket is gone: the plugin closed (or replaced) it.

@@ -52,6 +52,10 @@ struct HelloMessage {
   uint32_t features = 0;     // a v2 plugin's ATTNCHECK_FEATURE_* bits
   int32_t has_backward = 0;  // 1: a v2 plugin whose `backward` is not NULL
   char text[1024] = {};
+  // null_impl only: what the plugin's optional attncheck_plugin_load_error()
+  // says about why it refused to load (the Python bridge: the import error and
+  // sys.path); empty when it exports none.
+  char reason[2048] = {};
 };
 
 struct CallRequest {
@@ -75,7 +79,8 @@ struct CallRequest {
 struct CallReply {
   int32_t host_failed = 0;  // 1: the child itself failed (err says why); rc is meaningless
   int32_t rc = 0;           // forward's (or, for a backward request, backward's) return code
-  char err[512] = {};
+  // 2048: a Python traceback (plugins/python) must fit; most plugins say one line.
+  char err[2048] = {};
 };
 
 // The host child's exit status when the plugin closed the host's end of the

@@ -60,7 +60,7 @@ class PluginImplementation final : public Implementation {
   PluginImplementation(std::string path, PluginOptions options) : path_(std::move(path)), options_(options) {}
 
   std::string name() const override { return name_; }
-  std::string source() const override { return "plugin:" + path_; }
+  std::string source() const override { return options_.source.empty() ? "plugin:" + path_ : options_.source; }
   Outcome run(const Problem& problem) override;
   // A v2 plugin's declared features (and kBackwardFeature when its backward
   // is not NULL); a v1 plugin takes masks and causal rules.
@@ -110,6 +110,7 @@ class PluginImplementation final : public Implementation {
 
 StartFailure PluginImplementation::start_host() {
   std::string why;
+  child_.set_environment(options_.environment);
   if (!child_.start(dlopen_path_for(path_), region_.fd(), options_.memory_limit_bytes, why))
     return {"cannot load plugin " + path_ + ": " + why};
   child_region_generation_ = region_.generation();

@@ -30,6 +30,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "impls/implementation.h"
 
@@ -49,6 +51,12 @@ struct PluginOptions {
   // Resident memory of the plugin's process; past it the process is stopped
   // and the call is a crash ("exceeded the memory limit"). 0: no limit.
   uint64_t memory_limit_bytes = default_memory_limit_bytes();
+  // Variables set in the plugin's process before it is loaded (and on every
+  // restart): how the CLI's --python tells the Python bridge which function to
+  // load (ATTNCHECK_PYTHON_TARGET), one value per implementation.
+  std::vector<std::pair<std::string, std::string>> environment;
+  // The implementation's source() in reports; empty: "plugin:<path>".
+  std::string source;
 };
 
 // Loads the plugin at `path` for isolated execution in a child process. On failure returns nullptr and sets `error`

@@ -58,7 +58,10 @@ std::string load_failure_message(const std::string& path, const host::HelloMessa
     case LoadStatus::no_symbol:
       return prefix(path) + "it exports neither attncheck_plugin_v2 nor attncheck_plugin_v1 (declare one extern \"C\" with default visibility; " +
              text + ")";
-    case LoadStatus::null_impl: return prefix(path) + text + "() returned NULL";
+    case LoadStatus::null_impl: {
+      const std::string reason(hello.reason, strnlen(hello.reason, sizeof hello.reason));
+      return prefix(path) + text + "() returned NULL" + (reason.empty() ? std::string() : ": " + reason);
+    }
     case LoadStatus::abi_mismatch: {
       const bool v2 = text == "attncheck_plugin_v2";
       return prefix(path) + "it reports plugin ABI version " + std::to_string(hello.abi_version) + " from " + text +

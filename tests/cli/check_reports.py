@@ -122,7 +122,10 @@ elif scenario == "v2-features-alone":
              "causal": ["causal_prefix_consistency"]}
     for feature, laws in about.items():
         path = os.path.join(test_plugin_dir, f"example_v2_{feature}_plugin.so")
-        out, report = run(["--plugin", path, "--cases", "30"], 0)
+        # (a generous call limit: the example's plain loops at the largest
+        # shapes take seconds on a loaded machine, and no_timeout is not
+        # what this scenario is about)
+        out, report = run(["--plugin", path, "--cases", "30", "--timeout-ms", "30000"], 0)
         impl = report["implementations"][0]
         assert impl["verdict"] == "pass", (feature, impl)
         by_name = {l["law"]: l for l in impl["laws"]}

@@ -150,9 +150,13 @@ elif scenario == "memory-limit":
                      env={"ATTNCHECK_TEST_HOG_MB": "4096"})
     laws = laws_of(json.load(open(json_path)))
     assert laws["no_crash"]["status"] == "fail", laws
-    # The hog faults on most shapes: the fault budget stops the law early, and
-    # what it judged before is too few for a pass.
-    assert laws["matches_oracle"]["status"] in ("pass", "insufficient") and laws["matches_oracle"]["judged"] >= 1
+    # The hog faults on most shapes (every kv_len above 4): the fault budget
+    # stops the law early, and what it judged before (often nothing) is too
+    # few for a pass.
+    mo = laws["matches_oracle"]
+    assert mo["judged"] < 20, mo
+    assert mo["status"] == "insufficient" if mo["judged"] else (
+        mo["status"] == "skipped" and "process fault" in mo["message"]), mo
     assert "memory limit" in laws["no_crash"]["message"], laws["no_crash"]
 elif scenario == "orphans-exit":
     pids = os.path.join(work, "pids")

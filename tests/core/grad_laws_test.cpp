@@ -295,12 +295,21 @@ TEST(GradDiagnosis, NamesEachFault) {
     EXPECT_GT(failed, 0) << c.law << " caught nothing for " << c.expect;
     EXPECT_GE(diagnosed * 10, failed * 8) << c.expect << ": diagnosed " << diagnosed << " of " << failed;
   }
+  // A fault with state: diagnosed on most problems where a second call shows it.
   BackwardFaults acc;
   acc.dk_accumulated = true;
-  PlainBackward accumulating(acc);
-  EXPECT_NE(diagnose(accumulating, draw_backward(*find_law("grad_deterministic"), 3, DType::f32, kGaussian))
-                .find("accumulates dk"),
-            std::string::npos);
+  int acc_shown = 0, acc_named = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const Problem p = draw_backward(*find_law("grad_deterministic"), seed, DType::f32, kGaussian);
+    PlainBackward accumulating(acc);
+    if (!fault_shows(accumulating, p)) continue;
+    ++acc_shown;
+    PlainBackward fresh(acc);
+    const std::string d = diagnose(fresh, p);
+    acc_named += d.find("accumulates dk") != std::string::npos;
+  }
+  EXPECT_GT(acc_shown, 5);
+  EXPECT_GE(acc_named * 10, acc_shown * 8) << "diagnosed " << acc_named << " of " << acc_shown;
   PlainBackward correct;
   for (uint64_t seed = 1; seed <= 10; ++seed)
     EXPECT_EQ(diagnose(correct, draw_backward(*find_law("grad_linear_in_dout"), seed, DType::f32, kGaussian)), "");

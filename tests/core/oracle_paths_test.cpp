@@ -31,7 +31,9 @@ template <class H> OracleResult careful_everywhere(const Problem& p) {
 }
 
 struct Agreement {
-  double worst_exact = 0;         // max |exact_fast - exact_careful| / bound_careful
+  // max (|exact_fast - exact_careful| - ulp) / bound_careful: how far apart the
+  // exact values are beyond their two roundings to double (half an ulp each).
+  double worst_exact = 0;
   double lowest_ratio = INFINITY;  // min bound_fast / bound_careful
   double highest_ratio = 0;        // max bound_fast / bound_careful
   int64_t judged = 0;
@@ -52,8 +54,13 @@ void compare(const Problem& p, Agreement& a) {
     ASSERT_EQ(std::isinf(fast.bound[k]), std::isinf(careful.bound[k])) << p.header() << " element " << k;
     if (std::isinf(careful.bound[k]) || !(careful.bound[k] > 0)) continue;
     ++a.judged;
-    const double apart = std::abs(fast.exact[k] - careful.exact[k]);
+    const double ulp = std::nextafter(std::abs(careful.exact[k]), INFINITY) - std::abs(careful.exact[k]);
+    const double apart = std::max(0.0, std::abs(fast.exact[k] - careful.exact[k]) - ulp);
     a.worst_exact = std::max(a.worst_exact, apart / careful.bound[k]);
+    // Bounds near the underflow range are the paths' underflow floors (a
+    // multiple of 2^-1074 times the magnitudes, docs/tolerance.md), which the
+    // two take differently: their ratio says nothing of second order.
+    if (careful.bound[k] < 1e-290) continue;
     const double r = fast.bound[k] / careful.bound[k];
     a.lowest_ratio = std::min(a.lowest_ratio, r);
     a.highest_ratio = std::max(a.highest_ratio, r);
@@ -117,7 +124,7 @@ void fast_agrees_on_v2(FeatureBits drawn, FeatureBits forced_odd, FeatureBits fo
     }
     SCOPED_TRACE(std::string(dtype_name(t)));
     EXPECT_GT(a.judged, 5000);
-    EXPECT_LT(a.worst_exact, t == DType::f64 ? 0.05 : 1e-3);
+    EXPECT_LT(a.worst_exact, 1e-3);
     EXPECT_GT(a.lowest_ratio, t == DType::f64 ? 0.85 : 1 - 1e-6);
     EXPECT_LT(a.highest_ratio, t == DType::f64 ? 1.25 : 1.05);
     std::printf("%s with %s: %lld elements, bound fast / careful in [%.9f, %.6f], exact apart by %.3g bounds\n",
@@ -152,9 +159,9 @@ TEST(OraclePaths, LongRowsAndCausalBlocks) {
 }
 
 // f64: the double-word path against careful_row<long double>. The exact
-// values: long double's own error (~2^-64 per operation, far above
-// double-word's ~2^-106, and up to a few percent of the bound where the output
-// cancels) plus the rounding of each to double. The bounds: the oracle's own
+// values, beyond the rounding of each to double (Agreement::worst_exact):
+// long double's own error (~2^-64 per operation, far above double-word's
+// ~2^-106; below 5e-5 of the bound on these draws). The bounds: the oracle's own
 // terms differ, and careful_row evaluates the shifts' E = log sum_k p_k exp(e_k)
 // in log space in double, whose rounding (a few u) is comparable to f64's
 // logit errors e_j (~10u on short rows): its f64 shifts are off by up to ~30%
@@ -162,7 +169,7 @@ TEST(OraclePaths, LongRowsAndCausalBlocks) {
 // while on long rows, where the accumulation terms dominate, both agree closely.
 void expect_f64_agreement(const Agreement& a, const char* what, double lowest, double highest) {
   SCOPED_TRACE(what);
-  EXPECT_LT(a.worst_exact, 0.1);
+  EXPECT_LT(a.worst_exact, 1e-3);
   EXPECT_GT(a.lowest_ratio, lowest);
   EXPECT_LT(a.highest_ratio, highest);
   std::printf("f64 %s: %lld elements, bound double-word / long double in [%.6f, %.6f], exact apart by %.3g bounds\n",

@@ -168,7 +168,8 @@ TEST(V2Models, ReferencesMatchNoModel) {
   for (const char* name : {"reference", "naive", "online"}) {
     const std::unique_ptr<Implementation> impl = make_builtin(name);
     ASSERT_TRUE(impl);
-    for (uint64_t seed = 1; seed <= 12; ++seed) {
+    // (about a quarter of these draws, every value family, lie in the finite domain)
+    for (uint64_t seed = 1; seed <= 60; ++seed) {
       const Problem p = sample_problem(g, seed, 60);
       if (!p.inconsistency().empty() || !in_finite_domain(p)) continue;
       EXPECT_EQ(diagnose(*impl, p), "") << name << " seed " << seed << ": " << p.header();
@@ -188,7 +189,7 @@ TEST(V2Models, ReferencesMatchNoModel) {
       }
     }
   }
-  EXPECT_GT(shown, 20);  // the models' faults did show on most of these problems
+  EXPECT_GT(shown, 20);  // the models' faults did show on many of these problems
 }
 
 }  // namespace

@@ -60,7 +60,9 @@ Shape shape(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len, int64_t
 
 std::unique_ptr<Implementation> load_or_fail(const std::string& path, int timeout_ms = 2000) {
   std::string error;
-  auto impl = load_plugin(path, PluginOptions{timeout_ms}, error);
+  PluginOptions options;
+  options.timeout_ms = timeout_ms;
+  auto impl = load_plugin(path, options, error);
   EXPECT_TRUE(impl) << error;
   EXPECT_TRUE(error.empty()) << error;
   return impl;
@@ -196,6 +198,28 @@ TEST(PluginLoad, LibraryWithoutEntryPointIsRefused) {
 TEST(PluginLoad, NullEntryResultIsRefused) {
   const std::string e = refusal(test_plugin("null_plugin"));
   EXPECT_NE(e.find("returned NULL"), std::string::npos) << e;
+}
+
+// A refusing plugin's own reason (attncheck_plugin_load_error) ends the message.
+TEST(PluginLoad, NullEntryResultCarriesThePluginsReason) {
+  const std::string e = refusal(test_plugin("environment_plugin"));
+  EXPECT_NE(e.find("attncheck_plugin_v1() returned NULL: ATTNCHECK_TEST_GREETING is not set"), std::string::npos) << e;
+}
+
+// PluginOptions::environment reaches the plugin's process, before it loads and on
+// every restart; PluginOptions::source relabels it (check --python).
+TEST(PluginLoad, EnvironmentAndSourceReachThePlugin) {
+  PluginOptions options;
+  options.environment = {{"ATTNCHECK_TEST_GREETING", "hello"}};
+  options.source = "python:x.py:f";
+  std::string error;
+  auto impl = load_plugin(test_plugin("environment_plugin"), options, error);
+  ASSERT_TRUE(impl) << error;
+  EXPECT_EQ(impl->name(), "hello");
+  EXPECT_EQ(impl->source(), "python:x.py:f");
+  EXPECT_EQ(std::getenv("ATTNCHECK_TEST_GREETING"), nullptr) << "set in the plugin's process only";
+  const Problem p = problem_of(shape(1, 1, 2, 3, 2, 2));
+  EXPECT_EQ(impl->run(p).status, CallStatus::ok);
 }
 
 TEST(PluginLoad, OtherAbiVersionIsRefused) {

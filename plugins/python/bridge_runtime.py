@@ -1,0 +1,147 @@
+# The Python half of the attncheck Python bridge (plugins/python/): compiled into
+# libattncheck_python.so as a string and run once in the embedded interpreter
+# as the module `_attncheck_bridge`. The C++ half builds the NumPy arrays over
+# the call's memory and writes the results back; this half finds the function,
+# reads what it declares, converts torch tensors and words the errors.
+# Written for Debian's /usr/bin/python3 (3.11) and its python3-numpy.
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+
+import numpy as np
+
+# attncheck_features names -> the ABI's ATTNCHECK_FEATURE_* bits (plugin_v2.h).
+FEATURE_BITS = {
+    "gqa": 1 << 2,
+    "lengths": 1 << 4,
+    "window": 1 << 5,
+    "softcap": 1 << 6,
+    "bias": 1 << 7,
+    "alibi": 1 << 8,
+    "sinks": 1 << 9,
+    "lse": 1 << 10,
+}
+
+_torch = None  # the torch module, imported only for a function that takes tensors
+
+
+class LoadError(Exception):
+    """The target cannot be loaded; the message is the whole reason."""
+
+
+def exception_text(exc, limit):
+    """One line for a report: the exception, then its traceback, innermost frame
+    last, within `limit` characters (middle frames are dropped first)."""
+    head = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " | ")
+    frames = []
+    for f in traceback.extract_tb(exc.__traceback__):
+        where = f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}"
+        frames.append(f"{where}: {f.line.strip()}" if f.line else where)
+    def text(kept, dropped):
+        tb = " | ".join(kept[:1] + ([f"... {dropped} frame(s) ..."] if dropped else []) + kept[1:])
+        return f"Python {head} (traceback, most recent call last: {tb})" if kept else f"Python {head}"
+    kept, dropped = frames, 0
+    while len(text(kept, dropped)) > limit and len(kept) > 2:
+        kept = kept[:1] + kept[2:]
+        dropped += 1
+    out = text(kept, dropped)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def _import_failure(what, exc):
+    return LoadError(f"cannot import {what}: {exception_text(exc, 900)}; sys.path = {sys.path!r}")
+
+
+def load(target):
+    """target: MODULE_OR_FILE:FUNCTION. Returns (function, feature bits, takes_torch)."""
+    spec, sep, name = target.rpartition(":")
+    if not sep or not spec or not name:
+        raise LoadError(f"ATTNCHECK_PYTHON_TARGET={target!r} is not MODULE_OR_FILE:FUNCTION "
+                        "(e.g. examples/python/numpy_attention.py:attention or mypackage.attn:forward)")
+    if spec.endswith(".py"):
+        path = os.path.abspath(spec)
+        if not os.path.isfile(path):
+            raise LoadError(f"cannot import {spec}: no such file ({path}); sys.path = {sys.path!r}")
+        # As `python FILE` does: the file's folder first, so its neighbours import.
+        sys.path.insert(0, os.path.dirname(path))
+        module_name = os.path.splitext(os.path.basename(path))[0]
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException as e:  # SystemExit and KeyboardInterrupt too: a load must not end the host
+            raise _import_failure(f"{spec} (as module {module_name!r})", e) from None
+    else:
+        # As `python -m` does: the working folder first.
+        sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(spec)
+        except BaseException as e:
+            raise _import_failure(f"module {spec!r}", e) from None
+    fn = module
+    for part in name.split("."):
+        if not hasattr(fn, part):
+            raise LoadError(f"{spec} has no attribute {name!r} (looked in {getattr(module, '__file__', spec)})")
+        fn = getattr(fn, part)
+    if not callable(fn):
+        raise LoadError(f"{spec}:{name} is a {type(fn).__name__}, not a function")
+    return fn, _feature_bits(fn, target), _takes_torch(fn, target)
+
+
+def _feature_bits(fn, target):
+    declared = getattr(fn, "attncheck_features", ())
+    if isinstance(declared, str) or not all(isinstance(d, str) for d in declared):
+        raise LoadError(f"{target}: attncheck_features must be a set of names such as {{'gqa', 'lse'}}, "
+                        f"got {declared!r}")
+    unknown = sorted(set(declared) - FEATURE_BITS.keys())
+    if unknown:
+        raise LoadError(f"{target}: attncheck_features names {unknown}, which the bridge does not know; "
+                        f"the names are {sorted(FEATURE_BITS)}")
+    bits = 0
+    for d in declared:
+        bits |= FEATURE_BITS[d]
+    return bits
+
+
+def _takes_torch(fn, target):
+    global _torch
+    kind = getattr(fn, "attncheck_tensors", "numpy")
+    if kind not in ("numpy", "torch"):
+        raise LoadError(f"{target}: attncheck_tensors must be 'numpy' or 'torch', got {kind!r}")
+    if kind == "numpy":
+        return False
+    try:
+        import torch
+    except BaseException as e:
+        raise _import_failure("torch (the function declares attncheck_tensors = 'torch')", e) from None
+    import warnings
+    # The inputs are read-only NumPy views of the checker's memory; torch.from_numpy
+    # shares them and warns that it cannot make them read-only. That is the contract.
+    warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+    _torch = torch
+    return True
+
+
+def to_torch(args, kwargs):
+    """The NumPy arguments as torch tensors over the same memory (no copy)."""
+    conv = lambda a: _torch.from_numpy(a) if isinstance(a, np.ndarray) else a
+    return tuple(conv(a) for a in args), {k: conv(v) for k, v in kwargs.items()}
+
+
+def to_numpy(x, what):
+    """A returned array (NumPy, or a torch.Tensor of any device and float dtype) as
+    an ndarray; anything else is a TypeError that names what came back."""
+    if isinstance(x, np.ndarray):
+        return x
+    if _torch is not None or type(x).__module__.split(".")[0] == "torch":
+        import torch
+        if isinstance(x, torch.Tensor):
+            t = x.detach().cpu()
+            if t.dtype == torch.bfloat16:  # NumPy has no bfloat16; float32 holds it exactly
+                t = t.float()
+            return t.numpy()
+    raise TypeError(f"the function returned {type(x).__module__}.{type(x).__qualname__} as {what}; "
+                    "expected a NumPy array or a torch.Tensor")

@@ -1,0 +1,119 @@
+#include "call_arrays.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace pybridge {
+
+namespace {
+
+int npy_type(attncheck_dtype t) {
+  switch (t) {
+    case ATTNCHECK_F64: return NPY_FLOAT64;
+    case ATTNCHECK_F16: return NPY_FLOAT16;
+    default: return NPY_FLOAT32;  // F32, and BF16's float32 copies
+  }
+}
+
+std::size_t element_bytes(attncheck_dtype t) { return t == ATTNCHECK_F32 ? 4 : t == ATTNCHECK_F64 ? 8 : 2; }
+
+// A read-only array over `data` (no copy): dims and strides in elements of `bytes`.
+PyObject* view_of(const void* data, int ndim, const npy_intp* dims, const int64_t* stride, std::size_t bytes,
+                  int type) {
+  npy_intp strides[4];
+  for (int i = 0; i < ndim; ++i) strides[i] = static_cast<npy_intp>(stride[i] * static_cast<int64_t>(bytes));
+  return PyArray_New(&PyArray_Type, ndim, const_cast<npy_intp*>(dims), type, strides, const_cast<void*>(data), 0, 0,
+                     nullptr);
+}
+
+// bf16 has no NumPy type: a dense float32 copy of the view, exact (bf16 is
+// float32's top half).
+PyObject* bf16_as_float32(const attncheck_view& v, const npy_intp* dims) {
+  PyObject* a = PyArray_SimpleNew(4, const_cast<npy_intp*>(dims), NPY_FLOAT32);
+  if (!a) return nullptr;
+  float* dst = static_cast<float*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(a)));
+  const uint16_t* src = static_cast<const uint16_t*>(v.data);
+  for (npy_intp b = 0; b < dims[0]; ++b)
+    for (npy_intp h = 0; h < dims[1]; ++h)
+      for (npy_intp r = 0; r < dims[2]; ++r)
+        for (npy_intp c = 0; c < dims[3]; ++c) {
+          const uint32_t bits = uint32_t{src[b * v.stride[0] + h * v.stride[1] + r * v.stride[2] + c]} << 16;
+          std::memcpy(dst++, &bits, 4);
+        }
+  PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(a), NPY_ARRAY_WRITEABLE);  // read-only, as the views
+  return a;
+}
+
+// A tensor of the call's dtype: [d0, d1, d2, d3].
+PyObject* tensor(attncheck_dtype t, const attncheck_view& v, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+  const npy_intp dims[4] = {d0, d1, d2, d3};
+  if (t == ATTNCHECK_BF16) return bf16_as_float32(v, dims);
+  return view_of(v.data, 4, dims, v.stride, element_bytes(t), npy_type(t));
+}
+
+// A read-only [n] view of int32 or float32 values, or None for NULL.
+PyObject* vector_or_none(const void* data, int64_t n, int type) {
+  if (!data) Py_RETURN_NONE;
+  const npy_intp dims[1] = {n};
+  const int64_t stride[1] = {1};
+  return view_of(data, 1, dims, stride, 4, type);
+}
+
+// The uint8 mask (nonzero = may attend, strides of 0 broadcast) as a dense bool array.
+PyObject* mask_or_none(const attncheck_call_v2& c) {
+  if (!c.mask.data) Py_RETURN_NONE;
+  const npy_intp dims[4] = {c.batch, c.heads, c.q_len, c.kv_len};
+  Ref bytes(view_of(c.mask.data, 4, dims, c.mask.stride, 1, NPY_UINT8));
+  Ref zero(PyLong_FromLong(0));
+  if (!bytes || !zero) return nullptr;
+  PyObject* mask = PyObject_RichCompare(bytes.get(), zero.get(), Py_NE);
+  if (mask && PyArray_Check(mask)) PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(mask), NPY_ARRAY_WRITEABLE);
+  return mask;
+}
+
+const char* causal_name(attncheck_causal c) {
+  switch (c) {
+    case ATTNCHECK_CAUSAL_TOP_LEFT: return "top_left";
+    case ATTNCHECK_CAUSAL_BOTTOM_RIGHT: return "bottom_right";
+    default: return "none";
+  }
+}
+
+// Sets kwargs[name] = value (stolen); false when value is null.
+bool put(PyObject* kwargs, const char* name, PyObject* value) {
+  Ref v(value);
+  return v && PyDict_SetItemString(kwargs, name, v.get()) == 0;
+}
+
+}  // namespace
+
+bool call_arguments(const attncheck_call_v2& c, unsigned features, CallArguments& out) {
+  Ref q(tensor(c.dtype, c.q, c.batch, c.heads, c.q_len, c.head_dim));
+  Ref k(tensor(c.dtype, c.k, c.batch, c.kv_heads, c.kv_len, c.head_dim));
+  Ref v(tensor(c.dtype, c.v, c.batch, c.kv_heads, c.kv_len, c.value_dim));
+  if (!q || !k || !v) return false;
+  out.args = Ref(PyTuple_Pack(3, q.get(), k.get(), v.get()));
+  out.kwargs = Ref(PyDict_New());
+  PyObject* kw = out.kwargs.get();
+  if (!out.args || !kw) return false;
+  bool ok = put(kw, "mask", mask_or_none(c)) && put(kw, "causal", PyUnicode_FromString(causal_name(c.causal))) &&
+            put(kw, "scale", std::isnan(c.scale) ? Py_NewRef(Py_None) : PyFloat_FromDouble(c.scale));
+  if (ok && (features & ATTNCHECK_FEATURE_GQA)) ok = put(kw, "kv_heads", PyLong_FromLongLong(c.kv_heads));
+  if (ok && (features & ATTNCHECK_FEATURE_LENGTHS))
+    ok = put(kw, "q_lens", vector_or_none(c.q_lens, c.batch, NPY_INT32)) &&
+         put(kw, "kv_lens", vector_or_none(c.kv_lens, c.batch, NPY_INT32));
+  if (ok && (features & ATTNCHECK_FEATURE_WINDOW))
+    ok = put(kw, "window_left", PyLong_FromLongLong(c.window_left)) &&
+         put(kw, "window_right", PyLong_FromLongLong(c.window_right));
+  if (ok && (features & ATTNCHECK_FEATURE_SOFTCAP)) ok = put(kw, "softcap", PyFloat_FromDouble(c.softcap));
+  if (ok && (features & ATTNCHECK_FEATURE_BIAS))
+    ok = put(kw, "bias", c.bias.data ? tensor(c.dtype, c.bias, c.batch, c.heads, c.q_len, c.kv_len)
+                                     : Py_NewRef(Py_None));
+  if (ok && (features & ATTNCHECK_FEATURE_ALIBI))
+    ok = put(kw, "alibi_slopes", vector_or_none(c.alibi_slopes, c.heads, NPY_FLOAT32));
+  if (ok && (features & ATTNCHECK_FEATURE_SINKS)) ok = put(kw, "sinks", vector_or_none(c.sinks, c.heads, NPY_FLOAT32));
+  return ok;
+}
+
+}  // namespace pybridge

@@ -1,0 +1,37 @@
+// One ABI v2 call as the arguments of the calling convention (README, "Check a
+// Python function"):
+//   fn(q, k, v, *, mask=None, causal="none", scale=None, **features)
+//   q [batch, heads, q_len, head_dim], k [batch, kv_heads, kv_len, head_dim],
+//   v [batch, kv_heads, kv_len, value_dim]: read-only NumPy views of the call's
+//   memory with its strides (f32, f64; f16 as float16), or for bf16 float32
+//   copies holding the bf16 values; mask a bool array [batch, heads, q_len,
+//   kv_len] or None; causal "none" | "top_left" | "bottom_right"; scale a float
+//   or None (NaN in the call: the default 1/sqrt(head_dim)).
+// The features the function declares (attncheck_features) add keywords named
+// after the ABI's fields, with the ABI's values (NULL pointers as None):
+//   gqa      kv_heads (int)
+//   lengths  q_lens, kv_lens (int32 [batch] or None)
+//   window   window_left, window_right (int; -1 unbounded)
+//   softcap  softcap (float; 0 none)
+//   bias     bias ([batch, heads, q_len, kv_len] in the call's dtype, as q; or None)
+//   alibi    alibi_slopes (float32 [heads] or None)
+//   sinks    sinks (float32 [heads] or None)
+// "lse" adds no keyword: the function returns (out, lse).
+#pragma once
+
+#include <string>
+
+#include "attncheck/plugin_v2.h"
+#include "numpy_api.h"
+
+namespace pybridge {
+
+struct CallArguments {
+  Ref args;    // (q, k, v)
+  Ref kwargs;  // the keywords above
+};
+
+// Builds them; false (and a Python exception pending) when NumPy could not.
+bool call_arguments(const attncheck_call_v2& c, unsigned features, CallArguments& out);
+
+}  // namespace pybridge

@@ -1,0 +1,150 @@
+// libattncheck_python.so: a Python function behind the pinned plugin ABI,
+// version 2 (attncheck/plugin_v2.h) and version 1, so that attncheck checks
+// attention written in NumPy or PyTorch without a C plugin of its own.
+//
+// The function is named by ATTNCHECK_PYTHON_TARGET=MODULE_OR_FILE:FUNCTION (a
+// path ending in .py is loaded as a file, anything else imported as a module);
+// `attncheck check --python TARGET` sets it for the plugin's process. The
+// interpreter is the one the bridge was built against (interpreter.h), started
+// when the host calls attncheck_plugin_v2(); the host's isolation is unchanged,
+// so a crash inside an extension module is a no_crash failure of the function.
+//
+// The calling convention (pinned in the README; call_arrays.h, returned_arrays.h):
+//   fn(q, k, v, *, mask=None, causal="none", scale=None, **features) -> out
+// Declared features: MASK, CAUSAL and STRIDES always (NumPy arrays carry their
+// strides), the rest from fn.attncheck_features. With fn.attncheck_tensors =
+// "torch" the arrays arrive as torch.Tensors over the same memory.
+//
+// Answers: ATTNCHECK_OK when out (and lse) were written; ATTNCHECK_UNSUPPORTED
+// when the function raises NotImplementedError (its way to decline a dtype or a
+// shape); 2 for any other exception (its traceback in err) or a return value of
+// the wrong type or shape (err says what was expected and what came back).
+// No backward: the gradients of a Python function are not bridged.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "attncheck/plugin.h"
+#include "attncheck/plugin_v2.h"
+#include "call_arrays.h"
+#include "interpreter.h"
+#include "returned_arrays.h"
+
+namespace {
+
+using namespace pybridge;
+
+constexpr uint32_t kAlwaysDeclared = ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_STRIDES;
+
+Target g_target;
+std::string g_load_error;  // why attncheck_plugin_v2() returned NULL
+
+void set_error(char* err, size_t err_len, const std::string& message) {
+  if (err_len) std::snprintf(err, err_len, "%s", message.c_str());
+}
+
+// Loads the target once per process; false with g_load_error set.
+bool loaded() {
+  static const bool ok = [] {
+    const char* target = std::getenv("ATTNCHECK_PYTHON_TARGET");
+    if (!target || !*target) {
+      g_load_error =
+          "ATTNCHECK_PYTHON_TARGET is not set: name the function as MODULE_OR_FILE:FUNCTION "
+          "(attncheck check --python examples/python/numpy_attention.py:attention sets it)";
+      return false;
+    }
+    return start(target, g_target, g_load_error);
+  }();
+  return ok;
+}
+
+int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
+  const attncheck_call_v2& c = *call;
+  const int limit = static_cast<int>(err_len > 1 ? err_len - 1 : 0);
+  CallArguments a;
+  if (!call_arguments(c, g_target.features, a)) {
+    set_error(err, err_len, "the bridge could not build the arguments: " + take_exception_text(g_target, limit));
+    return 2;
+  }
+  if (g_target.takes_torch) {
+    Ref pair(PyObject_CallMethod(g_target.runtime, "to_torch", "OO", a.args.get(), a.kwargs.get()));
+    if (!pair) {
+      set_error(err, err_len, "the bridge could not make torch tensors: " + take_exception_text(g_target, limit));
+      return 2;
+    }
+    // (args, kwargs): the tuple lends its items; the tensors keep the arrays alive.
+    a.args = Ref(Py_NewRef(PyTuple_GET_ITEM(pair.get(), 0)));
+    a.kwargs = Ref(Py_NewRef(PyTuple_GET_ITEM(pair.get(), 1)));
+  }
+  Ref result(PyObject_Call(g_target.fn, a.args.get(), a.kwargs.get()));
+  if (!result) {
+    const bool declined = PyErr_ExceptionMatches(PyExc_NotImplementedError);
+    set_error(err, err_len, take_exception_text(g_target, limit));
+    return declined ? ATTNCHECK_UNSUPPORTED : 2;
+  }
+  std::string error;
+  const int rc = write_result(g_target, c, result.get(), error);
+  PyErr_Clear();
+  if (rc != ATTNCHECK_OK) set_error(err, err_len, error);
+  return rc;
+}
+
+// Row-major strides of a dense [d0][d1][d2][d3] tensor.
+void dense_strides(int64_t (&stride)[4], int64_t d1, int64_t d2, int64_t d3) {
+  stride[3] = 1;
+  stride[2] = d3;
+  stride[1] = d2 * d3;
+  stride[0] = d1 * d2 * d3;
+}
+
+// A v1 call is a dense v2 call with every other field neutral.
+int forward_v1(const attncheck_call* c1, char* err, size_t err_len) {
+  attncheck_call_v2 c{};
+  c.dtype = c1->dtype;
+  c.batch = c1->batch;
+  c.heads = c.kv_heads = c1->heads;
+  c.q_len = c1->q_len;
+  c.kv_len = c1->kv_len;
+  c.head_dim = c1->head_dim;
+  c.value_dim = c1->value_dim;
+  c.q.data = c1->q;
+  dense_strides(c.q.stride, c1->heads, c1->q_len, c1->head_dim);
+  c.k.data = c1->k;
+  dense_strides(c.k.stride, c1->heads, c1->kv_len, c1->head_dim);
+  c.v.data = c1->v;
+  dense_strides(c.v.stride, c1->heads, c1->kv_len, c1->value_dim);
+  c.out.data = c1->out;
+  dense_strides(c.out.stride, c1->heads, c1->q_len, c1->value_dim);
+  c.causal = c1->causal;
+  c.window_left = c.window_right = -1;
+  c.scale = c1->scale;
+  c.mask.data = c1->mask;
+  if (c1->mask) dense_strides(c.mask.stride, c1->heads, c1->q_len, c1->kv_len);
+  return forward_v2(&c, err, err_len);
+}
+
+attncheck_impl g_impl_v1;
+attncheck_impl_v2 g_impl_v2;
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const attncheck_impl_v2* attncheck_plugin_v2(void) {
+  if (!loaded()) return nullptr;
+  g_impl_v2 = {ATTNCHECK_ABI_VERSION_2, kAlwaysDeclared | g_target.features, g_target.name.c_str(), forward_v2,
+               nullptr};
+  return &g_impl_v2;
+}
+
+// Version 1: the same function through a dense call (the checker prefers v2).
+extern "C" __attribute__((visibility("default"))) const attncheck_impl* attncheck_plugin_v1(void) {
+  if (!loaded()) return nullptr;
+  g_impl_v1 = {ATTNCHECK_ABI_VERSION, g_target.name.c_str(), forward_v1};
+  return &g_impl_v1;
+}
+
+// Why attncheck_plugin_v2() (or _v1) returned NULL: read by attncheck's host
+// (src/plugin/host_child.cpp) for the message of the refused load.
+extern "C" __attribute__((visibility("default"))) const char* attncheck_plugin_load_error(void) {
+  return g_load_error.c_str();
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The Python bridge through the CLI, one scenario per CTest (tests/python/CMakeLists.txt).
+Run with Debian's /usr/bin/python3 (any python3 works: this script only runs attncheck).
+
+    bridge_cli.py ATTNCHECK SCENARIO REPO_ROOT WORK_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+attncheck, scenario, root, work = sys.argv[1:5]
+fixtures = os.path.join(root, "tests", "python", "fixtures")
+examples = os.path.join(root, "examples", "python")
+os.makedirs(work, exist_ok=True)
+
+
+def run(target, *flags):
+    """attncheck check --python TARGET FLAGS... --json: (exit status, {law: record}, stdout+stderr)."""
+    report = os.path.join(work, f"{scenario}.json")
+    if os.path.exists(report):
+        os.remove(report)
+    p = subprocess.run([attncheck, "check", "--python", target, "--json", report, *flags],
+                       capture_output=True, text=True, timeout=600)
+    laws = {}
+    if os.path.exists(report):
+        impl = json.load(open(report))["implementations"][0]
+        assert impl["name"] == target and impl["source"] == "python:" + target, impl
+        laws = {l["law"]: l for l in impl["laws"]}
+    return p.returncode, laws, p.stdout + p.stderr
+
+
+def expect(cond, what, output=""):
+    if not cond:
+        print(f"FAILED: {what}\n{output[-4000:]}")
+        sys.exit(1)
+
+
+def fixture(name):
+    return os.path.join(fixtures, name)
+
+
+if scenario == "numpy-reference-passes":
+    # The README's command, at 30 cases per law (the whole default run is the "long" test).
+    rc, laws, out = run(os.path.join(examples, "numpy_attention.py:attention"), "--seed", "17", "--cases", "30",
+                        "--min-judged", "10")
+    expect(rc == 0, "the NumPy reference passes", out)
+    expect(laws["layout_invariance"]["status"] == "pass", "strided views (layout_invariance) pass", out)
+elif scenario == "numpy-reference-default":
+    rc, laws, out = run("examples/python/numpy_attention.py:attention")
+    expect(rc == 0, "attncheck check --python examples/python/numpy_attention.py:attention passes", out)
+elif scenario == "founding-layer-fails":
+    rc, laws, out = run(os.path.join(examples, "founding_layer.py:attention"), "--seed", "1",
+                        "--law", "query_sensitivity", "--law", "weights_sum_to_one")
+    q = laws["query_sensitivity"]
+    expect(rc == 1 and q["status"] == "fail", "query_sensitivity fails", out)
+    expect("1/sqrt(d)" in q.get("diagnosis", ""), f"the 1/sqrt(d) diagnosis, got {q.get('diagnosis')!r}", out)
+    expect(laws["weights_sum_to_one"]["status"] == "pass", "its weights still sum to one", out)
+elif scenario == "torch-findings":
+    rc, laws, out = run(os.path.join(examples, "torch_sdpa.py:attention"), "--seed", "20261130",
+                        "--law", "fully_masked_rows_zero", "--law", "masked_keys_ignored",
+                        "--law", "matches_oracle", "--law", "query_sensitivity")
+    expect(rc == 1, "torch 1.13 fails", out)
+    f = laws["fully_masked_rows_zero"]
+    expect(f["status"] == "fail" and "NaN" in f["message"], "a row that sees no key is NaN", out)
+    m = laws["masked_keys_ignored"]
+    expect(m["status"] == "fail" and "nan" in m["message"].lower(), "a huge hidden key makes its row NaN", out)
+    expect(laws["matches_oracle"]["status"] == "pass" and laws["query_sensitivity"]["status"] == "pass",
+           "otherwise it computes attention", out)
+elif scenario == "v2-features":
+    rc, laws, out = run(fixture("v2_reference.py:attention"), "--seed", "3", "--cases", "30", "--min-judged", "10")
+    expect(rc == 0, "the NumPy reference of every v2 feature passes", out)
+    for law in ("gqa_equals_repeated_kv", "lengths_equal_slices", "window_equals_mask", "alibi_equals_bias",
+                "softcap_bounds_weights", "sink_equals_extra_key", "bias_row_shift_invariance", "lse_matches_oracle"):
+        expect(laws[law]["status"] == "pass", f"{law} judges the declared feature and passes", out)
+elif scenario == "inputs-as-promised":
+    rc, laws, out = run(fixture("misbehaving.py:records_inputs"), "--seed", "2", "--cases", "30",
+                        "--min-judged", "10")
+    expect(rc == 0, "read-only views of the right dtypes, bool masks, exactly the three keywords", out)
+elif scenario == "exception-traceback":
+    rc, laws, out = run(fixture("misbehaving.py:raises"), "--seed", "2", "--law", "matches_oracle")
+    msg = laws["matches_oracle"].get("message", "")
+    expect(rc == 1 and "ValueError: deliberate failure" in msg, "the exception fails the case", out)
+    expect("misbehaving.py:" in msg and "in _deep_helper" in msg and "in raises" in msg,
+           f"the message carries the traceback, got {msg!r}", out)
+elif scenario == "wrong-return":
+    for fn, words in (("wrong_shape", ["of shape (1, 1, 1)", "expected shape (1, 1, 1, 1)"]),
+                      ("wrong_dtype", ["dtype int64", "a float dtype"]),
+                      ("not_an_array", ["builtins.list", "NumPy array or a torch.Tensor"])):
+        rc, laws, out = run(fixture(f"misbehaving.py:{fn}"), "--seed", "2", "--law", "matches_oracle")
+        msg = laws["matches_oracle"].get("message", "")
+        expect(rc == 1 and all(w in msg for w in words), f"{fn}: expected {words} in {msg!r}", out)
+elif scenario == "declined-calls":
+    rc, laws, out = run(fixture("misbehaving.py:declines_f16"), "--seed", "2", "--law", "matches_oracle",
+                        "--dtype", "f16,f32")
+    expect(rc == 0 and "f16" in out and "unsupported" in out.lower(),
+           "NotImplementedError on float16 is ATTNCHECK_UNSUPPORTED: f16 is dropped, f32 passes", out)
+elif scenario == "segfault-is-no-crash":
+    rc, laws, out = run(fixture("misbehaving.py:segfaults"), "--seed", "2", "--law", "no_crash",
+                        "--law", "matches_oracle")
+    expect(rc == 1 and laws["no_crash"]["status"] == "fail" and "SIGSEGV" in laws["no_crash"]["message"],
+           "a segfault through ctypes is a no_crash failure, and the checker lives", out)
+elif scenario == "load-refusals":
+    for target, words in ((fixture("broken_import.py:attention"),
+                           ["cannot import", "no_such_module_for_attncheck", "sys.path = [", "dist-packages"]),
+                          ("no_such_module_for_attncheck:f", ["cannot import module 'no_such_module_for_attncheck'",
+                                                              "sys.path = ["]),
+                          (fixture("misbehaving.py:nope"), ["has no attribute 'nope'"]),
+                          (fixture("unknown_feature.py:attention"), ["attncheck_features names ['dropout']"]),
+                          ("no_colon", ["expected MODULE_OR_FILE:FUNCTION"])):
+        rc, laws, out = run(target, "--law", "matches_oracle")
+        expect(rc == 2 and all(w in out for w in words), f"{target}: exit 2 with {words}", out)
+elif scenario == "save-and-replay":
+    # A failure of a Python function is saved with source python:TARGET; replay finds the
+    # function again from it, and replay --python runs the case on another function.
+    cases = os.path.join(work, "cases")
+    for f in os.listdir(cases) if os.path.isdir(cases) else []:
+        os.remove(os.path.join(cases, f))
+    layer = os.path.join(examples, "founding_layer.py:attention")
+    rc, laws, out = run(layer, "--seed", "1", "--law", "query_sensitivity", "--save-failures", cases)
+    expect(rc == 1 and len(os.listdir(cases)) == 1, "the failing case is saved", out)
+    p = subprocess.run([attncheck, "replay", cases], capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 1 and "FAIL" in p.stdout and "python:" + layer in p.stdout,
+           "replay reloads the recorded Python function and it still fails", p.stdout + p.stderr)
+    p = subprocess.run([attncheck, "replay", cases, "--python", os.path.join(examples, "numpy_attention.py:attention")],
+                       capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 0 and "PASS" in p.stdout, "replay --python: the reference passes the case",
+           p.stdout + p.stderr)
+elif scenario == "pythonpath-cannot-shadow":
+    # A PYTHONPATH naming a folder with a fake numpy: the bridge appends PYTHONPATH after
+    # its own paths, so Debian's NumPy is still the one imported.
+    fake = os.path.join(work, "fake-site", "numpy")
+    os.makedirs(fake, exist_ok=True)
+    open(os.path.join(fake, "__init__.py"), "w").write("raise ImportError('the fake numpy was imported')\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(fake), PYTHONHOME="/nonexistent", PATH="/nonexistent")
+    p = subprocess.run([attncheck, "check", "--python", os.path.join(examples, "numpy_attention.py:attention"),
+                        "--law", "matches_oracle", "--seed", "5"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    expect(p.returncode == 0, "PATH, PYTHONHOME and PYTHONPATH do not change the interpreter", p.stdout + p.stderr)
+else:
+    print(f"unknown scenario {scenario}")
+    sys.exit(2)
+print(f"{scenario}: ok")
