@@ -55,7 +55,8 @@ def _import_failure(what, exc):
 
 
 def load(target):
-    """target: MODULE_OR_FILE:FUNCTION. Returns (function, feature bits, takes_torch)."""
+    """target: MODULE_OR_FILE:FUNCTION. Returns (function, feature bits, takes_torch,
+    backward or None)."""
     spec, sep, name = target.rpartition(":")
     if not sep or not spec or not name:
         raise LoadError(f"ATTNCHECK_PYTHON_TARGET={target!r} is not MODULE_OR_FILE:FUNCTION "
@@ -88,7 +89,18 @@ def load(target):
         fn = getattr(fn, part)
     if not callable(fn):
         raise LoadError(f"{spec}:{name} is a {type(fn).__name__}, not a function")
-    return fn, _feature_bits(fn, target), _takes_torch(fn, target)
+    return fn, _feature_bits(fn, target), _takes_torch(fn, target), _backward(fn, target)
+
+
+def _backward(fn, target):
+    """fn.attncheck_backward: the function's gradients (README, "Check a Python
+    function"), or None when it has none (the bridge then declares no backward)."""
+    bwd = getattr(fn, "attncheck_backward", None)
+    if bwd is not None and not callable(bwd):
+        raise LoadError(f"{target}: attncheck_backward must be a function "
+                        "bwd(q, k, v, out, dout, *, mask=None, causal='none', scale=None, **features) -> (dq, dk, dv), "
+                        f"got a {type(bwd).__name__}")
+    return bwd
 
 
 def _feature_bits(fn, target):
@@ -145,3 +157,11 @@ def to_numpy(x, what):
             return t.numpy()
     raise TypeError(f"the function returned {type(x).__module__}.{type(x).__qualname__} as {what}; "
                     "expected a NumPy array or a torch.Tensor")
+
+
+def converted(a, dtype):
+    """a as a C-contiguous, aligned array of dtype ("float32" or "float64"). A value beyond
+    float32's range becomes inf as attncheck's own rounding makes it (gradients of
+    large inputs do), without NumPy's overflow warning on the checker's stderr."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.require(a, dtype=dtype, requirements=["C_CONTIGUOUS", "ALIGNED"])

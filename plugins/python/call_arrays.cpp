@@ -72,6 +72,14 @@ PyObject* mask_or_none(const attncheck_call_v2& c) {
   return mask;
 }
 
+// The dense float lse [batch, heads, q_len] as a read-only view, or None for NULL.
+PyObject* lse_or_none(const attncheck_call_v2& c) {
+  if (!c.lse) Py_RETURN_NONE;
+  const npy_intp dims[3] = {c.batch, c.heads, c.q_len};
+  const int64_t stride[3] = {c.heads * c.q_len, c.q_len, 1};
+  return view_of(c.lse, 3, dims, stride, 4, NPY_FLOAT32);
+}
+
 const char* causal_name(attncheck_causal c) {
   switch (c) {
     case ATTNCHECK_CAUSAL_TOP_LEFT: return "top_left";
@@ -114,6 +122,23 @@ bool call_arguments(const attncheck_call_v2& c, unsigned features, CallArguments
     ok = put(kw, "alibi_slopes", vector_or_none(c.alibi_slopes, c.heads, NPY_FLOAT32));
   if (ok && (features & ATTNCHECK_FEATURE_SINKS)) ok = put(kw, "sinks", vector_or_none(c.sinks, c.heads, NPY_FLOAT32));
   return ok;
+}
+
+bool backward_arguments(const attncheck_call_v2& c, const attncheck_grad& g, unsigned features,
+                        CallArguments& out) {
+  CallArguments fwd;
+  if (!call_arguments(c, features, fwd)) return false;
+  // out is the forward's output, an input here: read-only like q (its padding rows hold any bits).
+  const attncheck_view o{c.out.data, {c.out.stride[0], c.out.stride[1], c.out.stride[2], c.out.stride[3]}};
+  Ref out_array(tensor(c.dtype, o, c.batch, c.heads, c.q_len, c.value_dim));
+  Ref dout(tensor(c.dtype, g.dout, c.batch, c.heads, c.q_len, c.value_dim));
+  if (!out_array || !dout) return false;
+  PyObject* a = fwd.args.get();
+  out.args = Ref(PyTuple_Pack(5, PyTuple_GET_ITEM(a, 0), PyTuple_GET_ITEM(a, 1), PyTuple_GET_ITEM(a, 2),
+                              out_array.get(), dout.get()));
+  out.kwargs = std::move(fwd.kwargs);
+  if (!out.args) return false;
+  return !(features & ATTNCHECK_FEATURE_LSE) || put(out.kwargs.get(), "lse", lse_or_none(c));
 }
 
 }  // namespace pybridge

@@ -17,6 +17,13 @@
 //   alibi    alibi_slopes (float32 [heads] or None)
 //   sinks    sinks (float32 [heads] or None)
 // "lse" adds no keyword: the function returns (out, lse).
+//
+// The backward (fn.attncheck_backward) of the same call:
+//   bwd(q, k, v, out, dout, *, mask=None, causal="none", scale=None, **features)
+//   out, dout [batch, heads, q_len, value_dim]: read-only, as q (out is what the
+//   function's forward returned, rounded to the call's dtype); the same keywords as
+//   the forward, and with "lse" declared also lse (float32 [batch, heads, q_len], the
+//   forward's, or None when the checker did not ask the forward for it).
 #pragma once
 
 #include <string>
@@ -33,5 +40,9 @@ struct CallArguments {
 
 // Builds them; false (and a Python exception pending) when NumPy could not.
 bool call_arguments(const attncheck_call_v2& c, unsigned features, CallArguments& out);
+
+// (q, k, v, out, dout) and the keywords of the backward call; false as above.
+bool backward_arguments(const attncheck_call_v2& c, const attncheck_grad& g, unsigned features,
+                        CallArguments& out);
 
 }  // namespace pybridge

@@ -114,13 +114,14 @@ bool start(const std::string& target_text, Target& target, std::string& error) {
     return false;
   }
   Ref loaded(PyObject_CallMethod(runtime.get(), "load", "s", target_text.c_str()));
-  PyObject *fn = nullptr, *bits = nullptr, *torch = nullptr;
-  if (!loaded || !PyArg_ParseTuple(loaded.get(), "OOO", &fn, &bits, &torch)) {
+  PyObject *fn = nullptr, *bits = nullptr, *torch = nullptr, *backward = nullptr;
+  if (!loaded || !PyArg_ParseTuple(loaded.get(), "OOOO", &fn, &bits, &torch, &backward)) {
     error = take_exception(runtime.get());
     return false;
   }
   Py_INCREF(fn);
   target.fn = fn;
+  if (backward != Py_None) target.backward = Py_NewRef(backward);
   target.features = static_cast<unsigned>(PyLong_AsUnsignedLong(bits));
   target.takes_torch = PyObject_IsTrue(torch) == 1;
   target.runtime = runtime.release();

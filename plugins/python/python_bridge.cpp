@@ -19,7 +19,9 @@
 // when the function raises NotImplementedError (its way to decline a dtype or a
 // shape); 2 for any other exception (its traceback in err) or a return value of
 // the wrong type or shape (err says what was expected and what came back).
-// No backward: the gradients of a Python function are not bridged.
+// Gradients: when the function carries fn.attncheck_backward, the v2 interface
+// declares a backward that calls it (call_arrays.h) and writes (dq, dk, dv) back
+// (returned_arrays.h), answering as the forward does.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,14 +61,12 @@ bool loaded() {
   return ok;
 }
 
-int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
-  const attncheck_call_v2& c = *call;
+// Calls `fn` on the arguments (as torch tensors when the function takes them) and
+// hands its result to `write`. ATTNCHECK_UNSUPPORTED for NotImplementedError, 2
+// for any other exception or a result `write` refuses (err says why).
+template <class Write>
+int call_and_write(PyObject* fn, CallArguments& a, char* err, size_t err_len, Write write) {
   const int limit = static_cast<int>(err_len > 1 ? err_len - 1 : 0);
-  CallArguments a;
-  if (!call_arguments(c, g_target.features, a)) {
-    set_error(err, err_len, "the bridge could not build the arguments: " + take_exception_text(g_target, limit));
-    return 2;
-  }
   if (g_target.takes_torch) {
     Ref pair(PyObject_CallMethod(g_target.runtime, "to_torch", "OO", a.args.get(), a.kwargs.get()));
     if (!pair) {
@@ -77,17 +77,47 @@ int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
     a.args = Ref(Py_NewRef(PyTuple_GET_ITEM(pair.get(), 0)));
     a.kwargs = Ref(Py_NewRef(PyTuple_GET_ITEM(pair.get(), 1)));
   }
-  Ref result(PyObject_Call(g_target.fn, a.args.get(), a.kwargs.get()));
+  Ref result(PyObject_Call(fn, a.args.get(), a.kwargs.get()));
   if (!result) {
     const bool declined = PyErr_ExceptionMatches(PyExc_NotImplementedError);
     set_error(err, err_len, take_exception_text(g_target, limit));
     return declined ? ATTNCHECK_UNSUPPORTED : 2;
   }
   std::string error;
-  const int rc = write_result(g_target, c, result.get(), error);
+  const int rc = write(result.get(), error);
   PyErr_Clear();
   if (rc != ATTNCHECK_OK) set_error(err, err_len, error);
   return rc;
+}
+
+std::string arguments_failed(size_t err_len) {
+  const int limit = static_cast<int>(err_len > 1 ? err_len - 1 : 0);
+  return "the bridge could not build the arguments: " + take_exception_text(g_target, limit);
+}
+
+int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
+  const attncheck_call_v2& c = *call;
+  CallArguments a;
+  if (!call_arguments(c, g_target.features, a)) {
+    set_error(err, err_len, arguments_failed(err_len));
+    return 2;
+  }
+  return call_and_write(g_target.fn, a, err, err_len,
+                        [&](PyObject* result, std::string& error) { return write_result(g_target, c, result, error); });
+}
+
+// fn.attncheck_backward(q, k, v, out, dout, **keywords) -> (dq, dk, dv).
+int backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len) {
+  const attncheck_call_v2& c = *call;
+  const attncheck_grad& g = *grad;
+  CallArguments a;
+  if (!backward_arguments(c, g, g_target.features, a)) {
+    set_error(err, err_len, arguments_failed(err_len));
+    return 2;
+  }
+  return call_and_write(g_target.backward, a, err, err_len, [&](PyObject* result, std::string& error) {
+    return write_gradients(g_target, c, g, result, error);
+  });
 }
 
 // Row-major strides of a dense [d0][d1][d2][d3] tensor.
@@ -131,8 +161,9 @@ attncheck_impl_v2 g_impl_v2;
 
 extern "C" __attribute__((visibility("default"))) const attncheck_impl_v2* attncheck_plugin_v2(void) {
   if (!loaded()) return nullptr;
+  // A backward only when the function provides one (fn.attncheck_backward).
   g_impl_v2 = {ATTNCHECK_ABI_VERSION_2, kAlwaysDeclared | g_target.features, g_target.name.c_str(), forward_v2,
-               nullptr};
+               g_target.backward ? backward_v2 : nullptr};
   return &g_impl_v2;
 }
 

@@ -24,8 +24,9 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 
 // `x` as a C-contiguous array of `type` holding the returned values, checked for
 // its shape and for being a float array; null (and `error`) when it is not.
-Ref checked(const Target& t, PyObject* x, const char* what, const std::vector<int64_t>& want, const char* axes,
-            int type, std::string& error) {
+// `who` is "the function" (forward) or "the backward".
+Ref checked(const Target& t, const char* who, PyObject* x, const char* what, const std::vector<int64_t>& want,
+            const char* axes, int type, std::string& error) {
   Ref as_numpy(PyObject_CallMethod(t.runtime, "to_numpy", "Os", x, what));
   if (!as_numpy) {
     error = take_exception_text(t, 1000);
@@ -35,11 +36,13 @@ Ref checked(const Target& t, PyObject* x, const char* what, const std::vector<in
   std::vector<int64_t> got(PyArray_DIMS(a), PyArray_DIMS(a) + PyArray_NDIM(a));
   const std::string dtype = text_of(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
   if (got != want || !PyArray_ISFLOAT(a)) {
-    error = std::string("the function returned ") + what + " of shape " + shape_text(got) + " and dtype " + dtype +
+    error = std::string(who) + " returned " + what + " of shape " + shape_text(got) + " and dtype " + dtype +
             "; expected shape " + shape_text(want) + " = " + axes + " and a float dtype";
     return Ref();
   }
-  Ref cast(PyArray_FROM_OTF(as_numpy.get(), type, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST));
+  const char* to = type == NPY_FLOAT64 ? "float64" : "float32";
+  Ref cast(PyObject_CallMethod(t.runtime, "converted", "Os", as_numpy.get(), to));
+  if (cast && !PyArray_Check(cast.get())) cast = Ref();
   if (!cast) error = std::string("cannot convert the returned ") + what + " (" + dtype + "): " + take_exception_text(t, 800);
   return cast;
 }
@@ -60,18 +63,35 @@ void store(attncheck_dtype t, void* base, int64_t at, Src x) {
   }
 }
 
+// A dense [batch][heads][rows][cols] source into `dst` through its strides: only
+// the live rows r < lens[b] (all rows without lens). Padding rows and the views'
+// gaps are not the function's to write (plugin_v2.h).
 template <class Src>
-void write_out(const attncheck_call_v2& c, const Src* src) {
-  for (int64_t b = 0; b < c.batch; ++b) {
-    const int64_t rows = c.q_lens ? c.q_lens[b] : c.q_len;
-    for (int64_t h = 0; h < c.heads; ++h)
-      for (int64_t i = 0; i < rows; ++i) {
-        const Src* row = src + ((b * c.heads + h) * c.q_len + i) * c.value_dim;
-        const int64_t at = b * c.out.stride[0] + h * c.out.stride[1] + i * c.out.stride[2];
-        for (int64_t j = 0; j < c.value_dim; ++j) store(c.dtype, c.out.data, at + j, row[j]);
+void write_rows(attncheck_dtype t, const attncheck_out_view& dst, const Src* src, int64_t batch, int64_t heads,
+                int64_t rows, int64_t cols, const int32_t* lens) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t live = lens ? lens[b] : rows;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < live; ++i) {
+        const Src* row = src + ((b * heads + h) * rows + i) * cols;
+        const int64_t at = b * dst.stride[0] + h * dst.stride[1] + i * dst.stride[2];
+        for (int64_t j = 0; j < cols; ++j) store(t, dst.data, at + j, row[j]);
       }
   }
 }
+
+void write_rows(attncheck_dtype t, const attncheck_out_view& dst, PyObject* array, int64_t batch, int64_t heads,
+                int64_t rows, int64_t cols, const int32_t* lens) {
+  const void* data = PyArray_DATA(reinterpret_cast<PyArrayObject*>(array));
+  if (t == ATTNCHECK_F64)
+    write_rows(t, dst, static_cast<const double*>(data), batch, heads, rows, cols, lens);
+  else
+    write_rows(t, dst, static_cast<const float*>(data), batch, heads, rows, cols, lens);
+}
+
+// NumPy's type the returned arrays are converted to: float64 for f64 calls, else
+// float32 (rounded from there to f16 / bf16 by store()).
+int conversion_type(attncheck_dtype t) { return t == ATTNCHECK_F64 ? NPY_FLOAT64 : NPY_FLOAT32; }
 
 }  // namespace
 
@@ -88,20 +108,17 @@ int write_result(const Target& t, const attncheck_call_v2& c, PyObject* result, 
     out = PyTuple_GET_ITEM(result, 0);
     lse = PyTuple_GET_ITEM(result, 1);
   }
-  const int type = c.dtype == ATTNCHECK_F64 ? NPY_FLOAT64 : NPY_FLOAT32;
-  Ref o = checked(t, out, "out", {c.batch, c.heads, c.q_len, c.value_dim}, "[batch, heads, q_len, value_dim]", type,
-                  error);
+  const int type = conversion_type(c.dtype);
+  Ref o = checked(t, "the function", out, "out", {c.batch, c.heads, c.q_len, c.value_dim},
+                  "[batch, heads, q_len, value_dim]", type, error);
   if (!o) return 2;
   Ref l;
   if (lse) {
-    l = checked(t, lse, "lse", {c.batch, c.heads, c.q_len}, "[batch, heads, q_len]", NPY_FLOAT32, error);
+    l = checked(t, "the function", lse, "lse", {c.batch, c.heads, c.q_len}, "[batch, heads, q_len]", NPY_FLOAT32,
+                error);
     if (!l) return 2;
   }
-  void* data = PyArray_DATA(reinterpret_cast<PyArrayObject*>(o.get()));
-  if (type == NPY_FLOAT64)
-    write_out(c, static_cast<const double*>(data));
-  else
-    write_out(c, static_cast<const float*>(data));
+  write_rows(c.dtype, c.out, o.get(), c.batch, c.heads, c.q_len, c.value_dim, c.q_lens);
   if (l && c.lse) {
     const float* src = static_cast<const float*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(l.get())));
     for (int64_t b = 0; b < c.batch; ++b) {
@@ -113,6 +130,31 @@ int write_result(const Target& t, const attncheck_call_v2& c, PyObject* result, 
         }
     }
   }
+  return ATTNCHECK_OK;
+}
+
+int write_gradients(const Target& t, const attncheck_call_v2& c, const attncheck_grad& g, PyObject* result,
+                    std::string& error) {
+  if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 3) {
+    error = "the backward (attncheck_backward) must return (dq, dk, dv); it returned " +
+            std::string(Py_TYPE(result)->tp_name) +
+            (PyTuple_Check(result) ? " of " + std::to_string(PyTuple_GET_SIZE(result)) + " items" : "");
+    return 2;
+  }
+  const int type = conversion_type(c.dtype);
+  // All three are checked before any is written: a wrong dv leaves dq unwritten too.
+  Ref dq = checked(t, "the backward", PyTuple_GET_ITEM(result, 0), "dq", {c.batch, c.heads, c.q_len, c.head_dim},
+                   "[batch, heads, q_len, head_dim]", type, error);
+  if (!dq) return 2;
+  Ref dk = checked(t, "the backward", PyTuple_GET_ITEM(result, 1), "dk", {c.batch, c.kv_heads, c.kv_len, c.head_dim},
+                   "[batch, kv_heads, kv_len, head_dim]", type, error);
+  if (!dk) return 2;
+  Ref dv = checked(t, "the backward", PyTuple_GET_ITEM(result, 2), "dv", {c.batch, c.kv_heads, c.kv_len, c.value_dim},
+                   "[batch, kv_heads, kv_len, value_dim]", type, error);
+  if (!dv) return 2;
+  write_rows(c.dtype, g.dq, dq.get(), c.batch, c.heads, c.q_len, c.head_dim, c.q_lens);
+  write_rows(c.dtype, g.dk, dk.get(), c.batch, c.kv_heads, c.kv_len, c.head_dim, c.kv_lens);
+  write_rows(c.dtype, g.dv, dv.get(), c.batch, c.kv_heads, c.kv_len, c.value_dim, c.kv_lens);
   return ATTNCHECK_OK;
 }
 
