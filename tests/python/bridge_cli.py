@@ -40,10 +40,20 @@ def fixture(name):
     return os.path.join(fixtures, name)
 
 
+# The gradient laws (src/laws/grad_*.cpp). The forward scenarios leave them out: the
+# gradient scenarios judge them, at 20 cases, so that each test stays a few seconds.
+GRAD_LAWS = ["grad_matches_oracle", "grad_key_shift_zero", "grad_values_sum", "grad_linear_in_dout",
+             "grad_consistent_with_forward", "grad_gqa_sums_group", "grad_empty_rows_zero", "grad_deterministic",
+             "grad_key_permutation_equivariance", "grad_query_permutation_equivariance", "grad_layout_invariance"]
+ONLY_GRAD = [a for law in GRAD_LAWS for a in ("--law", law)]
+NO_GRAD = [a for law in GRAD_LAWS for a in ("--skip-law", law)]
+GRAD_RUN = ["--cases", "20", "--min-judged", "10"]
+
+
 if scenario == "numpy-reference-passes":
     # The README's command, at 30 cases per law (the whole default run is the "long" test).
     rc, laws, out = run(os.path.join(examples, "numpy_attention.py:attention"), "--seed", "17", "--cases", "30",
-                        "--min-judged", "10")
+                        "--min-judged", "10", *NO_GRAD)
     expect(rc == 0, "the NumPy reference passes", out)
     expect(laws["layout_invariance"]["status"] == "pass", "strided views (layout_invariance) pass", out)
 elif scenario == "numpy-reference-default":
@@ -68,11 +78,53 @@ elif scenario == "torch-findings":
     expect(laws["matches_oracle"]["status"] == "pass" and laws["query_sensitivity"]["status"] == "pass",
            "otherwise it computes attention", out)
 elif scenario == "v2-features":
-    rc, laws, out = run(fixture("v2_reference.py:attention"), "--seed", "3", "--cases", "30", "--min-judged", "10")
+    rc, laws, out = run(fixture("v2_reference.py:attention"), "--seed", "3", "--cases", "30", "--min-judged", "10",
+                        *NO_GRAD)
     expect(rc == 0, "the NumPy reference of every v2 feature passes", out)
     for law in ("gqa_equals_repeated_kv", "lengths_equal_slices", "window_equals_mask", "alibi_equals_bias",
                 "softcap_bounds_weights", "sink_equals_extra_key", "bias_row_shift_invariance", "lse_matches_oracle"):
         expect(laws[law]["status"] == "pass", f"{law} judges the declared feature and passes", out)
+elif scenario == "numpy-gradients-pass":
+    # attention.attncheck_backward (the NumPy backward): the bridge declares a backward,
+    # and every gradient law that applies passes (the example declares no "gqa").
+    rc, laws, out = run(os.path.join(examples, "numpy_attention.py:attention"), "--seed", "17", *GRAD_RUN,
+                        *ONLY_GRAD)
+    expect(rc == 0, "the NumPy backward passes the gradient laws", out)
+    for law in GRAD_LAWS:
+        want = "skipped" if law == "grad_gqa_sums_group" else "pass"
+        expect(laws[law]["status"] == want, f"{law}: {want}, got {laws[law]['status']}", out)
+    expect("RuntimeWarning" not in out, "gradients beyond float32's range are cast without NumPy's warning", out)
+elif scenario == "v2-gradients":
+    # Every v2 feature's backward: GQA sums over the group, dq / dk / dv written on live
+    # rows and keys only (a padding write is an out-of-bounds failure), lse passed in.
+    rc, laws, out = run(fixture("v2_reference.py:attention"), "--seed", "3", *GRAD_RUN, *ONLY_GRAD)
+    expect(rc == 0, "the NumPy backward of every v2 feature passes", out)
+    for law in GRAD_LAWS:
+        expect(laws[law]["status"] == "pass", f"{law} judges the declared features and passes", out)
+elif scenario == "gradient-fault":
+    # dS = P * dP without "- rowsum(dO * O)": the forward passes, the gradient laws fail
+    # with the rowsum diagnosis.
+    rc, laws, out = run(fixture("grad_faults.py:no_rowsum"), "--seed", "17", *GRAD_RUN, "--law", "matches_oracle",
+                        "--law", "grad_key_shift_zero", "--law", "grad_matches_oracle")
+    expect(rc == 1 and laws["matches_oracle"]["status"] == "pass", "the forward is right", out)
+    for law in ("grad_key_shift_zero", "grad_matches_oracle"):
+        expect(laws[law]["status"] == "fail", f"{law} fails", out)
+        expect("rowsum" in laws[law].get("diagnosis", ""), f"{law}: the rowsum diagnosis, got "
+               f"{laws[law].get('diagnosis')!r}", out)
+elif scenario == "backward-errors":
+    for fn, words in (("backward_raises", ["ValueError: deliberate backward failure", "in _deep_backward_helper",
+                                           "in _raising_backward", "grad_faults.py:"]),
+                      ("backward_wrong_shape", ["the backward returned dk of shape (1, 1, 1)",
+                                                "expected shape (1, 1, 1, 1) = [batch, kv_heads, kv_len, head_dim]"]),
+                      ("backward_two_items", ["must return (dq, dk, dv)", "tuple of 2 items"])):
+        rc, laws, out = run(fixture(f"grad_faults.py:{fn}"), "--seed", "2", "--law", "grad_matches_oracle",
+                            "--law", "matches_oracle")
+        msg = laws["grad_matches_oracle"].get("message", "")
+        expect(rc == 1 and all(w in msg for w in words), f"{fn}: expected {words} in {msg!r}", out)
+        expect(laws["matches_oracle"]["status"] == "pass", f"{fn}: the forward still passes", out)
+    rc, laws, out = run(fixture("grad_faults.py:backward_not_callable"), "--law", "grad_matches_oracle")
+    expect(rc == 2 and "attncheck_backward must be a function" in out and "got a str" in out,
+           "a backward that is not a function refuses the load (exit 2)", out)
 elif scenario == "inputs-as-promised":
     rc, laws, out = run(fixture("misbehaving.py:records_inputs"), "--seed", "2", "--cases", "30",
                         "--min-judged", "10")
