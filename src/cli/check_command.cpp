@@ -25,6 +25,7 @@
 #include "cli/progress_line.h"
 #include "cli/terminal_mode.h"
 #include "report/console_report.h"
+#include "report/timestamp.h"
 
 namespace attncheck {
 namespace {
@@ -282,15 +283,6 @@ std::vector<LawResult> with_skipped_laws(std::vector<LawResult> ran, const std::
   }
   for (; next < ran.size(); ++next) out.push_back(std::move(ran[next]));
   return out;
-}
-
-std::string utc_timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
 }
 
 int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {

@@ -19,6 +19,7 @@
 #include "laws/law.h"
 #include "plugin/plugin_host.h"
 #include "report/run_report.h"
+#include "report/timestamp.h"
 
 namespace attncheck {
 namespace fs = std::filesystem;
@@ -206,15 +207,6 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
                          (rec.diagnosis.empty() ? std::string() : " (" + rec.diagnosis + ")");
   l.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return l;
-}
-
-std::string utc_timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
 }
 
 }  // namespace
