@@ -11,12 +11,12 @@ namespace pybridge {
 
 // What the bridge loaded: the user's function and what it declares.
 struct Target {
-  PyObject* fn = nullptr;       // owned for the life of the process
-  PyObject* backward = nullptr; // fn.attncheck_backward, owned; null when it has none
-  PyObject* runtime = nullptr;  // the module _attncheck_bridge (bridge_runtime.py)
-  unsigned features = 0;        // ATTNCHECK_FEATURE_* bits from fn.attncheck_features
-  bool takes_torch = false;     // fn.attncheck_tensors == "torch"
-  std::string name;             // the target text, MODULE_OR_FILE:FUNCTION
+  PyObject* fn = nullptr;        // owned for the life of the process
+  PyObject* backward = nullptr;  // fn.attncheck_backward, owned; null when it has none
+  PyObject* runtime = nullptr;   // the module _attncheck_bridge (bridge_runtime.py)
+  unsigned features = 0;         // ATTNCHECK_FEATURE_* bits from fn.attncheck_features
+  bool takes_torch = false;      // fn.attncheck_tensors == "torch"
+  std::string name;              // the target text, MODULE_OR_FILE:FUNCTION
 };
 
 // Starts Python (isolated config: the environment is not read, signal handlers
