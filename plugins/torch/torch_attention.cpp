@@ -90,6 +90,7 @@
 #include <vector>
 
 #include "attncheck/plugin_v2.h"
+#include "common/v1_as_v2.h"
 #include "sdpa_call.h"
 #include "torch_backward.h"
 
@@ -133,37 +134,9 @@ int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
   }
 }
 
-// Row-major strides of a dense [d0][d1][d2][d3] tensor.
-void dense_strides(int64_t (&stride)[4], int64_t d1, int64_t d2, int64_t d3) {
-  stride[3] = 1;
-  stride[2] = d3;
-  stride[1] = d2 * d3;
-  stride[0] = d1 * d2 * d3;
-}
-
 // A v1 call is a dense v2 call with every other field neutral.
 int forward_v1(const attncheck_call* c1, char* err, size_t err_len) {
-  attncheck_call_v2 c{};
-  c.dtype = c1->dtype;
-  c.batch = c1->batch;
-  c.heads = c.kv_heads = c1->heads;
-  c.q_len = c1->q_len;
-  c.kv_len = c1->kv_len;
-  c.head_dim = c1->head_dim;
-  c.value_dim = c1->value_dim;
-  c.q.data = c1->q;
-  dense_strides(c.q.stride, c1->heads, c1->q_len, c1->head_dim);
-  c.k.data = c1->k;
-  dense_strides(c.k.stride, c1->heads, c1->kv_len, c1->head_dim);
-  c.v.data = c1->v;
-  dense_strides(c.v.stride, c1->heads, c1->kv_len, c1->value_dim);
-  c.out.data = c1->out;
-  dense_strides(c.out.stride, c1->heads, c1->q_len, c1->value_dim);
-  c.causal = c1->causal;
-  c.window_left = c.window_right = -1;
-  c.scale = c1->scale;
-  c.mask.data = c1->mask;
-  if (c1->mask) dense_strides(c.mask.stride, c1->heads, c1->q_len, c1->kv_len);
+  const attncheck_call_v2 c = attncheck_plugins::v1_as_v2(*c1);
   return forward_v2(&c, err, err_len);
 }
 
