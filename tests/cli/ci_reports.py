@@ -11,13 +11,13 @@ replay-recorded, replay-paths, terminal, help.
 """
 import json
 import os
-import pty
 import re
-import select
 import shutil
 import subprocess
 import sys
 import xml.dom.minidom
+
+from pty_run import run_on_pty
 
 attncheck, scenario, source_dir, plugin_dir, work = (os.path.abspath(a) for a in sys.argv[1:6])
 scenario = sys.argv[2]
@@ -284,24 +284,9 @@ elif scenario == "terminal":
 
     def on_tty(extra, env):
         """Runs with stdout and stderr on a pseudo-terminal; returns everything it wrote."""
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execve(attncheck, [attncheck] + args + extra, env)
-        chunks = []
-        while True:
-            r, _, _ = select.select([fd], [], [], 60)
-            if not r:
-                break
-            try:
-                data = os.read(fd, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0, b"".join(chunks)[-2000:]
-        return b"".join(chunks).decode(errors="replace")
+        code, text = run_on_pty(attncheck, [attncheck] + args + extra, env)
+        assert code == 0, text[-2000:]
+        return text
 
     tty = on_tty([], ENV)
     assert "\r\x1b[K[" in tty and "cases judged" in tty and "elapsed" in tty, repr(tty[-1500:])

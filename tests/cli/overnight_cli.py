@@ -8,12 +8,12 @@ clang build needed): they print a status line and stop after a moment.
 Usage: overnight_cli.py SOURCE_DIR WORKDIR    (Debian's /usr/bin/python3)
 """
 import os
-import pty
-import select
 import shutil
 import stat
 import subprocess
 import sys
+
+from pty_run import run_on_pty
 
 source_dir, work = (os.path.abspath(a) for a in sys.argv[1:3])
 script = os.path.join(source_dir, "fuzz", "overnight.sh")
@@ -52,24 +52,8 @@ for t in ("fuzz_differential",):
     os.chmod(path, stat.S_IRWXU)
 
 args = ["bash", script, "--build", build, "--hours", "0.001", "--jobs", "1", "--work", os.path.join(work, "w1")]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execve("/bin/bash", args, env)
-out = b""
-while True:
-    r, _, _ = select.select([fd], [], [], 120)
-    if not r:
-        break
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-_, status = os.waitpid(pid, 0)
-text = out.decode(errors="replace")
-assert os.waitstatus_to_exitcode(status) == 0, text
+code, text = run_on_pty("/bin/bash", args, env, idle_seconds=120)
+assert code == 0, text
 assert "\r\x1b[K[1/4] fuzz_differential: " in text and "fuzz_gradients: not built" in text and "#1234: cov: 56" in text, repr(text[-1500:])
 assert "== overnight summary" in text, text
 
