@@ -4,11 +4,13 @@
 // in how the exact value is computed (the logits, the weights, their sum and
 // P.V: in double, or in double-word) and in the oracle's own error terms; the
 // bound's quantities (weights p_j, shifts, sum_j (p_j + shift_j) |v_jc|,
-// deviation sums, a_j) are first-order estimates and are computed in double by
-// the same kernels (fast_kernels.h) on both paths.
+// deviation sums, a_j) are first-order estimates, computed by the same code on
+// both paths: the per-key loops in double (fast_kernels.h), the sums over d and
+// over V in float lifted to upper bounds on the double path
+// (fast_bound_float.h), in double on the f64 path.
 //
 // For one head (K [kv_len][head_dim], V [kv_len][value_dim]) its keys are
-// first transposed into Kt [n16 / kTile][head_dim][kTile] (and |K|t), n16 =
+// first transposed into Kt [n16 / kTile][head_dim][kTile] (and |K|t in float), n16 =
 // kv_len rounded up to a whole tile of kTile keys, each tile contiguous (rows
 // of a plain [head_dim][n16] transpose would be n16 doubles apart, a power of
 // two often enough that a tile's rows fight over one L1 set). Query rows then go in blocks of kRows: the
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "oracle/bound_arithmetic.h"
+#include "oracle/fast_bound_float.h"
 #include "oracle/fast_kernels.h"
 #include "oracle/logit_chain.h"
 #include "oracle/oracle_paths.h"
@@ -47,14 +50,25 @@ namespace attncheck::oracle_detail {
 // the domain test and the flush-to-zero term need.
 struct HeadKeys {
   int64_t n = 0, n16 = 0, D = 0;
-  std::vector<double> kt, akt;     // [n16 / kTile][D][kTile], K^T and |K|^T by tiles of keys, zero past kv_len
+  std::vector<double> kt;          // [n16 / kTile][D][kTile], K^T by tiles of keys, zero past kv_len
+  std::vector<float> akt;          // the same for |K|^T rounded up to floats (float_bound only)
   std::vector<double> k_abs_sum;   // [n16]: sum_d |k_jd|, 0 past kv_len
   std::vector<double> norm_tail;   // [kv_len + 1]: max over keys >= j of ||k_j||_2 (0 at kv_len)
   int64_t dv_pad = 0;              // value_dim rounded up to whole kCols
-  std::vector<double> v;           // [kv_len][dv_pad]: V, zero columns past value_dim
+  // V by slabs of kCols columns, [dv_pad / kCols][kv_len][kCols], zero columns
+  // past value_dim: the V kernels stream one slab per pass, contiguous (rows
+  // of [kv_len][dv_pad] would be dv_pad apart, a power of two that maps a
+  // pass onto a sliver of L2's sets).
+  std::vector<double> v;
+  std::vector<float> vf;           // the same in float, when float_values
+  const double* v_slab(int64_t c0) const { return v.data() + c0 * n; }  // columns [c0, c0 + kCols): [kv_len][kCols]
+  const float* vf_slab(int64_t c0) const { return vf.data() + c0 * n; }
+  bool float_values = false;       // float_bound asked and every v of the head is a float: the V sums in float
   bool inputs_finite = true;       // every k and v of the head is finite, and every sum_j |v_jc| is below C / 2
 };
-HeadKeys head_keys(const Problem& p, int64_t bh);  // fast_rows.cpp
+// float_bound: the double path's float sums (|K|^T and V in float); without it
+// (the f64 path) akt and vf stay empty.
+HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound);  // fast_rows.cpp
 
 // The keys [begin, end) that lengths, the causal rule and the window leave to
 // row i of head bh, before the mask and the bias: Problem::visible's rule as a
@@ -81,12 +95,16 @@ inline constexpr double kDomainMargin = 1 + 1e-6;
 // Scratch of one block of kRows rows: [kRows][n16] each.
 struct BlockScratch {
   std::vector<double> qb, aqb;                      // [kRows][D]
+  std::vector<float> aqbf;                          // [kRows][D]: |q| rounded up to floats
   std::vector<double> dot, absd, x, w, pw, sdt, sor, vis, d16;
   std::vector<double> xdt, xor_;                    // the v2 transforms' logit errors (0 without them)
+  std::vector<float> pwf, visf, sdtf, sorf, d16f;   // pw, vis, sdt, sor, d16 rounded to floats (HeadKeys::float_values)
   void resize(int64_t D, int64_t n16) {
     qb.assign(kRows * D, 0.0);
     aqb.assign(kRows * D, 0.0);
+    aqbf.assign(kRows * D, 0.0f);
     for (auto* a : {&dot, &absd, &x, &w, &pw, &sdt, &sor, &vis, &d16, &xdt, &xor_}) a->assign(kRows * n16, 0.0);
+    for (auto* a : {&pwf, &visf, &sdtf, &sorf, &d16f}) a->assign(kRows * n16, 0.0f);
   }
 };
 
@@ -111,14 +129,16 @@ struct RowPlan {
   bool any_below = false;
   double terms = 0;      // n_vis, plus one for the sink
   double sink_sdt = 0, sink_sor = 0, sink_d16 = 0;  // the sink's shifts and 16-bit allowance (value 0)
+  double sdt_sum = 0, sor_sum = 0, d16_sum = 0;     // sum_j sdt_j, sor_j, d16_j over the keys (upper bounds)
 };
 
 // FastBlock<Exact> evaluates blocks of rows; Exact is the path's exact
 // arithmetic, one per thread (FastBlock holds it), with:
 //   Exact(const Problem&, const HeadKeys&, int64_t bh)
+//   static constexpr bool kFloatBound: the bound's sums in float (HeadKeys);
 //   void logits(BlockScratch&, int64_t tiles): the block's logits q.k_j in its
 //       precision for the keys of tiles [0, tiles), rounded to double into dot,
-//       and sum_d |q_d| |k_jd| into absd (as logits_kernel forms them);
+//       and sum_d |q_d| |k_jd| (or an upper bound on it) into absd;
 //   void weights(int64_t r, BlockScratch&, int64_t n8, RowLogits&, double& m, double& total):
 //       row r's s_j, a_j into dot and absd (s_j the logit after the v2
 //       transforms, whose errors go to RowLogits' x_dt, x_or), x_j = s_j - m
@@ -127,7 +147,7 @@ struct RowPlan {
 //       RowLogits' w_sink) rounded to double;
 //   void clear(int64_t r): row r contributes nothing to the block's sums;
 //   void values(int64_t c0, const BlockScratch&, int64_t key_end, const RowPlan*, double* out):
-//       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel),
+//       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel or values_mixed_kernel),
 //       on exit the block's outputs rounded to double;
 //   LogitErrorTerms oracle_terms(double ascale) const, double accumulation(double n) const,
 //   double floor(double n) const: the oracle's own error terms (per-key logit
@@ -162,12 +182,22 @@ template <class Exact> class FastBlock {
         const double q = r < count ? p_.q[p_.q_at(bh_, i0 + r, d)] : 0.0;
         b.qb[r * D + d] = q;
         b.aqb[r * D + d] = std::abs(q);
+        b.aqbf[r * D + d] = float_up(std::abs(q));
       }
     exact_.logits(b, tiles);
     RowPlan plan[kRows];
     for (int64_t r = 0; r < count; ++r) plan[r] = weights(i0 + r, r, key_end, b);
     for (int64_t r = count; r < kRows; ++r) exact_.clear(r);
     const bool any_below = std::any_of(plan, plan + count, [](const RowPlan& x) { return x.any_below; });
+    if (h_.float_values)
+      for (int64_t r = 0; r < kRows; ++r) {
+        const int64_t at = r * h_.n16;
+        to_float_kernel(&b.pw[at], &b.pwf[at], key_end);
+        to_float_kernel(&b.vis[at], &b.visf[at], key_end);
+        to_float_kernel(&b.sdt[at], &b.sdtf[at], key_end);
+        to_float_kernel(&b.sor[at], &b.sorf[at], key_end);
+        if (any_below) to_float_kernel(&b.d16[at], &b.d16f[at], key_end);
+      }
     for (int64_t c0 = 0; c0 < sh.value_dim; c0 += kCols) columns(i0, count, c0, key_end, plan, any_below, b);
     for (int64_t r = 0; r < count; ++r)
       if (plan[r].careful) Exact::careful(p_, bh_, i0 + r, o_);
@@ -277,6 +307,11 @@ template <class Exact> class FastBlock {
     plan.acc_or = exact_.accumulation(terms);
     plan.floor_or = exact_.floor(terms);
     plan.any_below = any_below;
+    if (h_.float_values) {  // what rounding o to a float may add to the deviation sums (columns)
+      plan.sdt_sum = double_sum_up(lane_sum(sdt, n8), n8);
+      plan.sor_sum = double_sum_up(lane_sum(sor, n8), n8);
+      plan.d16_sum = double_sum_up(d16_sum, n8);
+    }
     return plan;
   }
 
@@ -349,10 +384,25 @@ template <class Exact> class FastBlock {
     const int64_t lanes = std::min<int64_t>(kCols, sh.value_dim - c0);
     double out[kRows * kCols], sabs[kRows * kCols], vmax[kRows * kCols], ddt[kRows * kCols], dor[kRows * kCols],
         s16[kRows * kCols];
-    values_kernel(h_.v.data(), h_.dv_pad, c0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, out, sabs, vmax);
-    exact_.values(c0, b, key_end, plan, out);
-    deviation_kernel(h_.v.data(), h_.dv_pad, c0, out, b.sdt.data(), b.sor.data(), any_below ? b.d16.data() : nullptr,
-                     n16, key_end, ddt, dor, s16);
+    bool in_double = !h_.float_values;
+    if (h_.float_values) {
+      values_mixed_kernel(h_.v_slab(c0), h_.vf_slab(c0), kCols, 0, b.w.data(), b.pwf.data(), b.visf.data(), n16,
+                          key_end, out, sabs, vmax);
+      exact_.values(c0, b, key_end, plan, out);
+      deviation_float_kernel(h_.vf_slab(c0), kCols, 0, out, b.sdtf.data(), b.sorf.data(),
+                             any_below ? b.d16f.data() : nullptr, n16, key_end, ddt, dor, s16);
+      in_double = !lift_float_sums(count, lanes, key_end, plan, any_below, out, vmax, sabs, ddt, dor, s16);
+    }
+    if (in_double) {  // the f64 path, V not all floats, or a float sum that overflowed
+      double out_d[kRows * kCols];
+      values_kernel(h_.v_slab(c0), kCols, 0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, out_d, sabs, vmax);
+      if (!h_.float_values) {
+        std::copy(out_d, out_d + kRows * kCols, out);
+        exact_.values(c0, b, key_end, plan, out);
+      }
+      deviation_kernel(h_.v_slab(c0), kCols, 0, out, b.sdt.data(), b.sor.data(), any_below ? b.d16.data() : nullptr,
+                       n16, key_end, ddt, dor, s16);
+    }
     const double store = std::numeric_limits<double>::epsilon() / 2;  // exact rounded to double
     for (int64_t r = 0; r < count; ++r) {
       const RowPlan& pl = plan[r];
@@ -378,6 +428,33 @@ template <class Exact> class FastBlock {
     }
   }
 
+  // The float sums of values_mixed_kernel and deviation_float_kernel lifted
+  // over the exact ones in place (docs/tolerance.md, "The bound's sums in
+  // float"): float_sum_factor, the underflow of each term, and |o - fl(o)|
+  // times the row's sum of the weights the deviation sum takes. False where
+  // one is not finite (a float sum overflowed): columns redoes them in double.
+  bool lift_float_sums(int64_t count, int64_t lanes, int64_t key_end, const RowPlan* plan, bool any_below,
+                       const double* out, const double* vmax, double* sabs, double* ddt, double* dor,
+                       double* s16) const {
+    const double lift = float_sum_factor(key_end);
+    bool finite = true;
+    for (int64_t r = 0; r < count; ++r) {
+      const RowPlan& pl = plan[r];
+      if (pl.careful || pl.empty) continue;
+      for (int64_t l = 0; l < lanes; ++l) {
+        const int64_t k = r * kCols + l;
+        const double under = float_underflow(pl.n_vis, vmax[k] + std::abs(out[k])), round_o = float_rounding(out[k]);
+        sabs[k] = sabs[k] * lift + float_underflow(pl.n_vis, vmax[k]);
+        ddt[k] = ddt[k] * lift + under + round_o * pl.sdt_sum;
+        dor[k] = dor[k] * lift + under + round_o * pl.sor_sum;
+        s16[k] = any_below ? s16[k] * lift + under + round_o * pl.d16_sum : 0.0;
+        finite = finite && std::isfinite(sabs[k]) && std::isfinite(ddt[k]) && std::isfinite(dor[k]) &&
+                 std::isfinite(s16[k]);
+      }
+    }
+    return finite;
+  }
+
   const Problem& p_;
   const HeadKeys& h_;
   int64_t bh_;
@@ -397,7 +474,7 @@ template <class Exact> void fast_head_with(const Problem& p, int64_t bh, OracleR
   const Shape& sh = p.shape;
   const int64_t rows = std::min(sh.q_len, p.q_len_of(bh / sh.heads));
   for (int64_t i = rows; i < sh.q_len; ++i) mark_padding_row(p, bh, i, o);
-  const HeadKeys h = head_keys(p, bh);
+  const HeadKeys h = head_keys(p, bh, Exact::kFloatBound);
   if (h.n == 0) {
     for (int64_t i = 0; i < rows; ++i) Exact::careful(p, bh, i, o);
     return;

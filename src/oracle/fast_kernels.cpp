@@ -6,34 +6,6 @@
 namespace attncheck::oracle_detail {
 
 ATTNCHECK_SIMD_CLONES
-void logits_kernel(const double* qb, const double* aqb, const double* kt, const double* akt, int64_t D, int64_t n16,
-                   int64_t tiles, double* dot, double* absd) {
-  static_assert(kTile == 16 && kRows == 4, "the kernel holds 4 rows x 2 vectors of 8 keys");
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t j0 = t * kTile;
-    v8d s[kRows][2] = {}, a[kRows][2] = {};
-    for (int64_t d = 0; d < D; ++d) {
-      const double* kr = kt + (t * D + d) * kTile;  // tile t's row d: contiguous
-      const double* akr = akt + (t * D + d) * kTile;
-      const v8d k0 = load8(kr), k1 = load8(kr + 8), ak0 = load8(akr), ak1 = load8(akr + 8);
-      for (int r = 0; r < kRows; ++r) {
-        const v8d q = splat8(qb[r * D + d]), aq = splat8(aqb[r * D + d]);
-        s[r][0] += q * k0;
-        s[r][1] += q * k1;
-        a[r][0] += aq * ak0;
-        a[r][1] += aq * ak1;
-      }
-    }
-    for (int r = 0; r < kRows; ++r) {
-      store8(dot + r * n16 + j0, s[r][0]);
-      store8(dot + r * n16 + j0 + 8, s[r][1]);
-      store8(absd + r * n16 + j0, a[r][0]);
-      store8(absd + r * n16 + j0 + 8, a[r][1]);
-    }
-  }
-}
-
-ATTNCHECK_SIMD_CLONES
 void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
                    int64_t stride, int64_t n, double* out, double* sabs, double* vmax) {
   static_assert(kCols == 16, "two vectors of 8 columns");

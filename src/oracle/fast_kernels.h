@@ -1,9 +1,9 @@
-// The vectorised loops of the oracle's double path (fast_rows.cpp), over raw
-// arrays, multiversioned (simd_clones.h). Shapes, for a block of kRows query
-// rows of one head against its keys:
-//   qb, aqb [kRows][D]       the rows and their absolute values
-//   kt, akt [n16/kTile][D][kTile]  K^T and |K|^T by tiles of keys, zero past kv_len (n16 = whole tiles)
-//   per-key rows [kRows][stride], stride = n16: logits, weights, shifts
+// The vectorised loops of the oracle's blocked paths (fast_block.h) in
+// double, over raw arrays, multiversioned (simd_clones.h): the per-key loops
+// of both paths, and the sums over V of the f64 path (the double path forms
+// those in float, fast_bound_float.h, and falls back on these). Shapes, for a
+// block of kRows query rows of one head against its keys:
+//   per-key rows [kRows][stride], stride = n16 (whole tiles of kTile keys): logits, weights, shifts
 //   v [n][vstride]           V padded to whole kCols columns
 #pragma once
 
@@ -14,10 +14,6 @@ namespace attncheck::oracle_detail {
 inline constexpr int kRows = 4;   // query rows per block
 inline constexpr int kTile = 16;  // keys per tile of the logits kernel
 inline constexpr int kCols = 16;  // value columns per pass of the V kernels
-
-// dot[r][j] = sum_d q_rd k_jd and absd[r][j] = sum_d |q_rd| |k_jd| for the keys of tiles [0, tiles).
-void logits_kernel(const double* qb, const double* aqb, const double* kt, const double* akt, int64_t D, int64_t n16,
-                   int64_t tiles, double* dot, double* absd);
 
 // Over keys [0, n), columns [c0, c0 + kCols):
 //   out[r][c] = sum_j w[r][j] v[j][c], sabs[r][c] = sum_j pw[r][j] |v[j][c]|,

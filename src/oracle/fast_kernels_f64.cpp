@@ -60,7 +60,7 @@ void dw_logits_kernel(const double* qb, const double* aqb, const double* kt, int
         const v8d q = splat8(qb[r * D + d]), aq = splat8(aqb[r * D + d]);
         dot2_step8(q, k0, p[r][0], s[r][0]);
         dot2_step8(q, k1, p[r][1], s[r][1]);
-        a[r][0] = fma8(aq, ak0, a[r][0]);  // one rounding per term, as logits_kernel with FMA
+        a[r][0] = fma8(aq, ak0, a[r][0]);  // one rounding per term (FMA)
         a[r][1] = fma8(aq, ak1, a[r][1]);
       }
     }

@@ -20,7 +20,7 @@ namespace attncheck::oracle_detail {
 
 // Dot2 for each (row, key) of tiles [0, tiles), lanes over keys, sequential
 // over d: s_hi[r][j] + s_lo[r][j] = q_r . k_j, a normalized DW; and
-// absd[r][j] = sum_d |q_rd| |k_jd| in double, as logits_kernel forms it.
+// absd[r][j] = sum_d |q_rd| |k_jd| in double, one FMA per term.
 void dw_logits_kernel(const double* qb, const double* aqb, const double* kt, int64_t D, int64_t n16, int64_t tiles,
                       double* s_hi, double* s_lo, double* absd);
 
@@ -48,7 +48,7 @@ void dw_values_kernel(const double* v, int64_t vstride, int64_t c0, const double
 // for the rounding of these very formulas and of their products.
 
 // Logit error of the oracle, per unit of a_j = |scale| sum_d |q_d k_jd| as
-// logits_kernel and scale_logits_kernel compute it: the sequential Dot2's
+// dw_logits_kernel and scale_logits_kernel compute it: the sequential Dot2's
 // gamma(D)^2 [ORO05, Prop. 5.5 without its final rounding], the DW * double
 // scale (dd::kMulDoubleErr u^2 of the logit, |logit| <= a_j), and a_j's own
 // rounding (the computed sum_d |q_d||k_jd| has at most 2D roundings, a_j one more).

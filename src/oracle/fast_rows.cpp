@@ -1,13 +1,15 @@
 // The oracle's double path (oracle_paths.h, fast_block.h): f32, f16 and bf16
 // problems, whose exact value double holds far beyond their own precision.
 // Here: what every row of a head shares (head_keys), and the path's exact
-// arithmetic, all in double with the vectorised exp (vector_exp.h).
+// arithmetic, all in double with the vectorised exp (vector_exp.h), and the
+// bound's sums in float (fast_bound_float.h).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "oracle/bound_arithmetic.h"
 #include "oracle/fast_block.h"
+#include "oracle/fast_bound_float.h"
 #include "oracle/fast_kernels.h"
 #include "oracle/logit_chain.h"
 #include "oracle/oracle_paths.h"
@@ -15,7 +17,7 @@
 
 namespace attncheck::oracle_detail {
 
-HeadKeys head_keys(const Problem& p, int64_t bh) {
+HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
   const Shape& sh = p.shape;
   HeadKeys h;
   // The kv head query head bh reads (GQA), and only the keys that exist in its
@@ -25,7 +27,7 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
   h.D = sh.head_dim;
   h.n16 = (h.n + kTile - 1) / kTile * kTile;
   h.kt.assign(h.D * h.n16, 0.0);
-  h.akt.assign(h.D * h.n16, 0.0);
+  if (float_bound) h.akt.assign(h.D * h.n16, 0.0f);
   h.k_abs_sum.assign(h.n16, 0.0);
   h.norm_tail.assign(h.n + 1, 0.0);
   std::vector<double> norm(h.n);
@@ -37,7 +39,7 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
         const double kd = p.k[p.k_at(kv, j, d)];
         const int64_t at = ((j / kTile) * h.D + d) * kTile + j % kTile;
         h.kt[at] = kd;
-        h.akt[at] = std::abs(kd);
+        if (float_bound) h.akt[at] = float_up(std::abs(kd));
       }
   }
   for (int64_t j = 0; j < h.n; ++j) {
@@ -55,14 +57,23 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
   const double half_compute = max_finite(compute_dtype(p.dtype)) / 2;
   h.dv_pad = (sh.value_dim + kCols - 1) / kCols * kCols;
   h.v.assign(h.n * h.dv_pad, 0.0);
+  if (float_bound) h.vf.assign(h.n * h.dv_pad, 0.0f);
+  h.float_values = float_bound;
   std::vector<double> col(sh.value_dim, 0.0);
   for (int64_t j = 0; j < h.n; ++j)
     for (int64_t c = 0; c < sh.value_dim; ++c) {
       const double vj = p.v[p.v_at(kv, j, c)];
-      h.v[j * h.dv_pad + c] = vj;
+      const int64_t at = (c / kCols * h.n + j) * kCols + c % kCols;  // slab c / kCols, row j
+      h.v[at] = vj;
       h.inputs_finite = h.inputs_finite && std::isfinite(vj);
       col[c] += std::abs(vj);
+      if (float_bound) {
+        const float f = static_cast<float>(vj);  // a problem of a float or 16-bit dtype holds floats
+        h.vf[at] = f;
+        h.float_values = h.float_values && (static_cast<double>(f) == vj || std::isnan(vj));
+      }
     }
+  if (!h.float_values) h.vf.clear();
   for (double s : col) h.inputs_finite = h.inputs_finite && s * kDomainMargin < half_compute;
   return h;
 }
@@ -70,17 +81,19 @@ HeadKeys head_keys(const Problem& p, int64_t bh) {
 namespace {
 
 // The exact value in double (FastBlock's Exact, fast_block.h): the logits as
-// logits_kernel formed them, the vectorised exp, plain sums; the oracle's own
+// logits_mixed_kernel formed them, the vectorised exp, plain sums; the oracle's own
 // error is double's (u, gamma(D + 3), kVectorExpUlps).
 class DoubleExact {
  public:
+  static constexpr bool kFloatBound = true;
+
   DoubleExact(const Problem& p, const HeadKeys& h, int64_t)
       : h_(h), n16_(h.n16), D_(p.shape.head_dim), scale_(p.effective_scale()), orc_(oracle_arithmetic<double>(kVectorExpUlps)),
         g_or_(gamma(static_cast<double>(p.shape.head_dim) + 3, orc_.u)) {}
 
   void logits(BlockScratch& b, int64_t tiles) {
-    logits_kernel(b.qb.data(), b.aqb.data(), h_.kt.data(), h_.akt.data(), D_, n16_, tiles, b.dot.data(),
-                  b.absd.data());
+    logits_mixed_kernel(b.qb.data(), b.aqbf.data(), h_.kt.data(), h_.akt.data(), D_, n16_, tiles, b.dot.data(),
+                        b.absd.data());
   }
 
   void weights(int64_t r, BlockScratch& b, int64_t n8, RowLogits& lg, double& m, double& total) {

@@ -37,6 +37,8 @@ namespace {
 // DW logits) of the block's rows: [kRows][n16] each.
 class DoubleWordExact {
  public:
+  static constexpr bool kFloatBound = false;  // an f64 problem's values need not fit a float
+
   DoubleWordExact(const Problem& p, const HeadKeys& h, int64_t)
       : h_(h), n16_(h.n16), D_(p.shape.head_dim), scale_(p.effective_scale()) {
     for (auto* a : {&s_hi_, &s_lo_, &x_lo_, &w_lo_}) a->assign(kRows * n16_, 0.0);
@@ -76,7 +78,7 @@ class DoubleWordExact {
   }
 
   void values(int64_t c0, const BlockScratch& b, int64_t key_end, const RowPlan*, double* out) const {
-    dw_values_kernel(h_.v.data(), h_.dv_pad, c0, b.w.data(), w_lo_.data(), n16_, key_end, total_, out);
+    dw_values_kernel(h_.v_slab(c0), kCols, 0, b.w.data(), w_lo_.data(), n16_, key_end, total_, out);
   }
 
   // e_or_j = dw_logit_factor(D) a_j + kAddErr u^2 |s_j - m| + kExpErr u^2 + underflow,

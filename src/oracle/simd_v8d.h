@@ -23,7 +23,12 @@ __attribute__((always_inline)) inline v8d load8(const double* p) {
   return v;
 }
 __attribute__((always_inline)) inline void store8(double* p, v8d v) { std::memcpy(p, &v, sizeof v); }
-__attribute__((always_inline)) inline v8d splat8(double x) { return v8d{} + x; }
+// A shuffle of lane 0: one broadcast, often folded into the FMA's memory
+// operand; v8d{} + x would keep a scalar addition (-0 + 0 is +0) before it.
+__attribute__((always_inline)) inline v8d splat8(double x) {
+  const v8d v = {x};
+  return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+}
 __attribute__((always_inline)) inline v8d abs8(v8d v) {
   v8i bits;
   std::memcpy(&bits, &v, sizeof v);

@@ -1,0 +1,147 @@
+#include "oracle/fast_bound_float.h"
+
+#include "oracle/simd_clones.h"
+#include "oracle/simd_v16f.h"
+#include "oracle/simd_v8d.h"
+
+namespace attncheck::oracle_detail {
+
+ATTNCHECK_SIMD_CLONES
+void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, const float* akt, int64_t D,
+                         int64_t n16, int64_t tiles, double* dot, double* absd) {
+  static_assert(kTile == 16 && kRows == 4, "the kernel holds 4 rows x (2 vectors of 8 keys, 1 of 16)");
+  const double lift = float_sum_factor(D), floor = float_underflow(static_cast<double>(D), 0.0);
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t j0 = t * kTile;
+    v8d s[kRows][2] = {}, a[kRows][2] = {};
+    for (int64_t d0 = 0; d0 < D; d0 += kFloatChunk) {
+      const int64_t d1 = std::min(D, d0 + kFloatChunk);
+      v16f af[kRows] = {};
+      for (int64_t d = d0; d < d1; ++d) {
+        const double* kr = kt + (t * D + d) * kTile;  // tile t's row d: contiguous
+        const v8d k0 = load8(kr), k1 = load8(kr + 8);
+        const v16f ak = load16f(akt + (t * D + d) * kTile);
+        for (int r = 0; r < kRows; ++r) {
+          const v8d q = splat8(qb[r * D + d]);
+          s[r][0] += q * k0;
+          s[r][1] += q * k1;
+          af[r] += splat16f(aqb[r * D + d]) * ak;
+        }
+      }
+      for (int r = 0; r < kRows; ++r) {
+        a[r][0] += widen8(af[r], 0);
+        a[r][1] += widen8(af[r], 1);
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      store8(dot + r * n16 + j0, s[r][0]);
+      store8(dot + r * n16 + j0 + 8, s[r][1]);
+      store8(absd + r * n16 + j0, a[r][0] * lift + floor);
+      store8(absd + r * n16 + j0 + 8, a[r][1] * lift + floor);
+    }
+  }
+}
+
+ATTNCHECK_SIMD_CLONES
+void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int64_t c0, const double* w,
+                         const float* pw, const float* vis, int64_t stride, int64_t n, double* out, double* sabs,
+                         double* vmax) {
+  static_assert(kCols == 16, "two vectors of 8 double columns, one of 16 float columns");
+  v8d o[kRows][2] = {}, sa[kRows][2] = {};
+  v16f vm[kRows] = {};
+  for (int64_t j0 = 0; j0 < n; j0 += kFloatChunk) {
+    const int64_t j1 = std::min(n, j0 + kFloatChunk);
+    v16f sf[kRows] = {};
+    for (int64_t j = j0; j < j1; ++j) {
+      const double* vr = v + j * vstride + c0;
+      const v8d v0 = load8(vr), v1 = load8(vr + 8);
+      const v16f a = abs16f(load16f(vf + j * vstride + c0));
+      for (int r = 0; r < kRows; ++r) {
+        const v8d wr = splat8(w[r * stride + j]);
+        o[r][0] += wr * v0;
+        o[r][1] += wr * v1;
+        sf[r] += splat16f(pw[r * stride + j]) * a;
+        vm[r] = max16f(vm[r], splat16f(vis[r * stride + j]) * a);
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      sa[r][0] += widen8(sf[r], 0);
+      sa[r][1] += widen8(sf[r], 1);
+    }
+  }
+  for (int r = 0; r < kRows; ++r)
+    for (int h = 0; h < 2; ++h) {
+      store8(out + r * kCols + 8 * h, o[r][h]);
+      store8(sabs + r * kCols + 8 * h, sa[r][h]);
+      store8(vmax + r * kCols + 8 * h, widen8(vm[r], h));
+    }
+}
+
+namespace {
+
+// Inlined into each clone of deviation_float_kernel, so it is compiled for that clone's ISA.
+template <bool kSub16>
+__attribute__((always_inline)) inline void deviation_float(const float* vf, int64_t vstride, int64_t c0,
+                                                           const double* o, const float* sdt, const float* sor,
+                                                           const float* d16, int64_t stride, int64_t n,
+                                                           double* dev_dt, double* dev_or, double* sub16) {
+  v16f ov[kRows];
+  for (int r = 0; r < kRows; ++r) {
+    float of[kCols];
+    for (int l = 0; l < kCols; ++l) of[l] = static_cast<float>(o[r * kCols + l]);
+    ov[r] = load16f(of);
+  }
+  // The double accumulators live in memory: they are touched once a chunk.
+  double ddt[kRows * kCols] = {}, dor[kRows * kCols] = {}, s16[kRows * kCols] = {};
+  for (int64_t j0 = 0; j0 < n; j0 += kFloatChunk) {
+    const int64_t j1 = std::min(n, j0 + kFloatChunk);
+    v16f fdt[kRows] = {}, f_or[kRows] = {}, f16[kRows] = {};
+    for (int64_t j = j0; j < j1; ++j) {
+      const v16f vv = load16f(vf + j * vstride + c0);
+      for (int r = 0; r < kRows; ++r) {
+        const v16f sp = abs16f(vv - ov[r]);
+        fdt[r] += splat16f(sdt[r * stride + j]) * sp;
+        f_or[r] += splat16f(sor[r * stride + j]) * sp;
+        if constexpr (kSub16) f16[r] += splat16f(d16[r * stride + j]) * max16f(abs16f(vv), sp);
+      }
+    }
+    for (int r = 0; r < kRows; ++r)
+      for (int h = 0; h < 2; ++h) {
+        double* at = &ddt[r * kCols + 8 * h];
+        store8(at, load8(at) + widen8(fdt[r], h));
+        at = &dor[r * kCols + 8 * h];
+        store8(at, load8(at) + widen8(f_or[r], h));
+        if constexpr (kSub16) {
+          at = &s16[r * kCols + 8 * h];
+          store8(at, load8(at) + widen8(f16[r], h));
+        }
+      }
+  }
+  for (int k = 0; k < kRows * kCols; ++k) {
+    dev_dt[k] = ddt[k];
+    dev_or[k] = dor[k];
+    sub16[k] = s16[k];
+  }
+}
+
+}  // namespace
+
+ATTNCHECK_SIMD_CLONES
+void deviation_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* o, const float* sdt,
+                            const float* sor, const float* d16, int64_t stride, int64_t n, double* dev_dt,
+                            double* dev_or, double* sub16) {
+  if (d16) deviation_float<true>(vf, vstride, c0, o, sdt, sor, d16, stride, n, dev_dt, dev_or, sub16);
+  else deviation_float<false>(vf, vstride, c0, o, sdt, sor, d16, stride, n, dev_dt, dev_or, sub16);
+}
+
+ATTNCHECK_SIMD_CLONES
+void to_float_kernel(const double* x, float* y, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const v8f f = narrow8(load8(x + j));
+    std::memcpy(y + j, &f, sizeof f);
+  }
+  for (; j < n; ++j) y[j] = static_cast<float>(x[j]);
+}
+
+}  // namespace attncheck::oracle_detail
