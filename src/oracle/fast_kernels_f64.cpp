@@ -14,14 +14,6 @@ namespace attncheck::oracle_detail {
 
 namespace {
 
-// std::fma lane by lane: one vfmadd on AVX-512 (GCC vectorises the loop), a
-// correctly rounded library fma elsewhere; the same value either way.
-__attribute__((always_inline)) inline v8d fma8(v8d a, v8d b, v8d c) {
-  v8d r;
-  for (int l = 0; l < 8; ++l) r[l] = std::fma(a[l], b[l], c[l]);
-  return r;
-}
-
 // One Dot2 step of dd::dot2 (double_double_dot.h) in 8 lanes at once:
 // (h, r) = TwoProduct(x, y) (dd::two_prod), (p, e) = TwoSum(p, h) (dd::two_sum),
 // s += e + r. After the steps of a chain, p + s is its dot product within

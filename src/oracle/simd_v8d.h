@@ -5,6 +5,7 @@
 // reassociated.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -35,6 +36,13 @@ __attribute__((always_inline)) inline v8d abs8(v8d v) {
   bits &= INT64_MAX;  // clears the sign bits
   std::memcpy(&v, &bits, sizeof v);
   return v;
+}
+// std::fma lane by lane: one vfmadd where the clone has FMA (GCC vectorises
+// the loop), a correctly rounded library fma elsewhere; the same value either way.
+__attribute__((always_inline)) inline v8d fma8(v8d a, v8d b, v8d c) {
+  v8d r;
+  for (int l = 0; l < 8; ++l) r[l] = std::fma(a[l], b[l], c[l]);
+  return r;
 }
 // max and min as std::max / std::min: the first argument when either is NaN.
 __attribute__((always_inline)) inline v8d max8(v8d a, v8d b) { return a < b ? b : a; }
