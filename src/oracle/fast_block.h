@@ -61,8 +61,10 @@ struct HeadKeys {
   // pass onto a sliver of L2's sets).
   std::vector<double> v;
   std::vector<float> vf;           // the same in float, when float_values
+  std::vector<float> vf_max;       // [dv_pad / kCols][ceil(kv_len / kMaxChunk)][kCols]: column_max_kernel's maxima of each slab
   const double* v_slab(int64_t c0) const { return v.data() + c0 * n; }  // columns [c0, c0 + kCols): [kv_len][kCols]
   const float* vf_slab(int64_t c0) const { return vf.data() + c0 * n; }
+  const float* vf_max_slab(int64_t c0) const { return vf_max.data() + c0 * ((n + kMaxChunk - 1) / kMaxChunk); }
   bool float_values = false;       // float_bound asked and every v of the head is a float: the V sums in float
   bool inputs_finite = true;       // every k and v of the head is finite, and every sum_j |v_jc| is below C / 2
 };
@@ -130,6 +132,8 @@ struct RowPlan {
   double terms = 0;      // n_vis, plus one for the sink
   double sink_sdt = 0, sink_sor = 0, sink_d16 = 0;  // the sink's shifts and 16-bit allowance (value 0)
   double sdt_sum = 0, sor_sum = 0, d16_sum = 0;     // sum_j sdt_j, sor_j, d16_j over the keys (upper bounds)
+  bool range = false;    // sees exactly the keys [first, last): no mask or -inf bias hides one of them
+  int64_t first = 0, last = 0;
 };
 
 // FastBlock<Exact> evaluates blocks of rows; Exact is the path's exact
@@ -232,6 +236,9 @@ template <class Exact> class FastBlock {
       vis[j] = seen ? 1.0 : 0.0;
       n_vis += vis[j];
     }
+    plan.range = n_vis == static_cast<double>(keys.end - keys.begin);
+    plan.first = keys.begin;
+    plan.last = keys.end;
     if (n_vis == 0) {
       plan.empty = true;
       o_.entropy[row] = std::numeric_limits<double>::quiet_NaN();
@@ -386,8 +393,13 @@ template <class Exact> class FastBlock {
         s16[kRows * kCols];
     bool in_double = !h_.float_values;
     if (h_.float_values) {
-      values_mixed_kernel(h_.v_slab(c0), h_.vf_slab(c0), kCols, 0, b.w.data(), b.pwf.data(), b.visf.data(), n16,
-                          key_end, out, sabs, vmax);
+      values_mixed_kernel(h_.v_slab(c0), h_.vf_slab(c0), kCols, 0, b.w.data(), b.pwf.data(), n16, key_end, out,
+                          sabs);
+      for (int64_t r = 0; r < count; ++r) {  // max_j |v_jc| over the row's keys: by blocks where they are a range
+        if (plan[r].careful || plan[r].empty) continue;
+        if (plan[r].range) range_max_kernel(h_.vf_slab(c0), h_.vf_max_slab(c0), plan[r].first, plan[r].last, &vmax[r * kCols]);
+        else masked_max_kernel(h_.vf_slab(c0), &b.visf[r * n16], key_end, &vmax[r * kCols]);
+      }
       exact_.values(c0, b, key_end, plan, out);
       deviation_float_kernel(h_.vf_slab(c0), kCols, 0, out, b.sdtf.data(), b.sorf.data(),
                              any_below ? b.d16f.data() : nullptr, n16, key_end, ddt, dor, s16);

@@ -44,11 +44,9 @@ void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, c
 
 ATTNCHECK_SIMD_CLONES
 void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int64_t c0, const double* w,
-                         const float* pw, const float* vis, int64_t stride, int64_t n, double* out, double* sabs,
-                         double* vmax) {
+                         const float* pw, int64_t stride, int64_t n, double* out, double* sabs) {
   static_assert(kCols == 16, "two vectors of 8 double columns, one of 16 float columns");
   v8d o[kRows][2] = {}, sa[kRows][2] = {};
-  v16f vm[kRows] = {};
   for (int64_t j0 = 0; j0 < n; j0 += kFloatChunk) {
     const int64_t j1 = std::min(n, j0 + kFloatChunk);
     v16f sf[kRows] = {};
@@ -61,7 +59,6 @@ void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int6
         o[r][0] += wr * v0;
         o[r][1] += wr * v1;
         sf[r] += splat16f(pw[r * stride + j]) * a;
-        vm[r] = max16f(vm[r], splat16f(vis[r * stride + j]) * a);
       }
     }
     for (int r = 0; r < kRows; ++r) {
@@ -73,8 +70,47 @@ void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int6
     for (int h = 0; h < 2; ++h) {
       store8(out + r * kCols + 8 * h, o[r][h]);
       store8(sabs + r * kCols + 8 * h, sa[r][h]);
-      store8(vmax + r * kCols + 8 * h, widen8(vm[r], h));
     }
+}
+
+namespace {
+__attribute__((always_inline)) inline v16f span_max(const float* vf, int64_t begin, int64_t end, v16f m) {
+  for (int64_t j = begin; j < end; ++j) m = max16f(m, abs16f(load16f(vf + j * kCols)));
+  return m;
+}
+__attribute__((always_inline)) inline void store_widened(double* out, v16f m) {
+  store8(out, widen8(m, 0));
+  store8(out + 8, widen8(m, 1));
+}
+}  // namespace
+
+ATTNCHECK_SIMD_CLONES
+void column_max_kernel(const float* vf, int64_t n, float* cmax) {
+  for (int64_t t = 0; t * kMaxChunk < n; ++t) {
+    const v16f m = span_max(vf, t * kMaxChunk, std::min(n, (t + 1) * kMaxChunk), v16f{});
+    std::memcpy(cmax + t * kCols, &m, sizeof m);
+  }
+}
+
+ATTNCHECK_SIMD_CLONES
+void range_max_kernel(const float* vf, const float* cmax, int64_t begin, int64_t end, double* out) {
+  v16f m = {};
+  const int64_t first = (begin + kMaxChunk - 1) / kMaxChunk, last = end / kMaxChunk;  // whole blocks [first, last)
+  if (first >= last) {
+    m = span_max(vf, begin, end, m);
+  } else {
+    m = span_max(vf, begin, first * kMaxChunk, m);
+    for (int64_t t = first; t < last; ++t) m = max16f(m, load16f(cmax + t * kCols));
+    m = span_max(vf, last * kMaxChunk, end, m);
+  }
+  store_widened(out, m);
+}
+
+ATTNCHECK_SIMD_CLONES
+void masked_max_kernel(const float* vf, const float* vis, int64_t n, double* out) {
+  v16f m = {};
+  for (int64_t j = 0; j < n; ++j) m = max16f(m, splat16f(vis[j]) * abs16f(load16f(vf + j * kCols)));
+  store_widened(out, m);
 }
 
 namespace {

@@ -67,11 +67,21 @@ void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, c
 
 // Over keys [0, n), columns [c0, c0 + kCols):
 //   out[r][c] = sum_j w[r][j] v[j][c] in double (as values_kernel),
-//   sabs[r][c] = sum_j pw[r][j] |vf[j][c]| in float chunks, not yet lifted,
-//   vmax[r][c] = max over keys with vis[r][j] = 1 of |v[j][c]| (exact).   (outputs [kRows][kCols])
+//   sabs[r][c] = sum_j pw[r][j] |vf[j][c]| in float chunks, not yet lifted.   (outputs [kRows][kCols])
+// (values_kernel's max_j |v_jc| comes from range_max_kernel or masked_max_kernel.)
 void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int64_t c0, const double* w,
-                         const float* pw, const float* vis, int64_t stride, int64_t n, double* out, double* sabs,
-                         double* vmax);
+                         const float* pw, int64_t stride, int64_t n, double* out, double* sabs);
+
+// Keys per block of column_max_kernel's maxima.
+inline constexpr int64_t kMaxChunk = 64;
+// cmax[t][c] = max over keys [t kMaxChunk, (t + 1) kMaxChunk) ∩ [0, n) of |vf[j][c]|, one slab of kCols columns
+// (vf [n][kCols], cmax [ceil(n / kMaxChunk)][kCols]).
+void column_max_kernel(const float* vf, int64_t n, float* cmax);
+// out[c] = max over keys [begin, end) of |vf[j][c]| (exact; 0 for an empty range), from vf and its
+// column_max_kernel maxima: the whole blocks inside the range by their maxima, the ends key by key.   (out [kCols])
+void range_max_kernel(const float* vf, const float* cmax, int64_t begin, int64_t end, double* out);
+// out[c] = max over keys j < n with vis[j] = 1 of |vf[j][c]| (vis [n], out [kCols]).
+void masked_max_kernel(const float* vf, const float* vis, int64_t n, double* out);
 
 // With o [kRows][kCols] rounded to floats ô: dev_dt[r][c] = sum_j sdt[r][j] |vf[j][c] - ô[r][c]|,
 // dev_or the same with sor, and (d16 not null) sub16[r][c] = sum_j d16[r][j] max(|vf[j][c]|, |vf[j][c] - ô[r][c]|),
