@@ -448,18 +448,17 @@ template <class Exact> class FastBlock {
   bool lift_float_sums(int64_t count, int64_t lanes, int64_t key_end, const RowPlan* plan, bool any_below,
                        const double* out, const double* vmax, double* sabs, double* ddt, double* dor,
                        double* s16) const {
-    const double lift = float_sum_factor(key_end);
     bool finite = true;
     for (int64_t r = 0; r < count; ++r) {
       const RowPlan& pl = plan[r];
       if (pl.careful || pl.empty) continue;
       for (int64_t l = 0; l < lanes; ++l) {
         const int64_t k = r * kCols + l;
-        const double under = float_underflow(pl.n_vis, vmax[k] + std::abs(out[k])), round_o = float_rounding(out[k]);
-        sabs[k] = sabs[k] * lift + float_underflow(pl.n_vis, vmax[k]);
-        ddt[k] = ddt[k] * lift + under + round_o * pl.sdt_sum;
-        dor[k] = dor[k] * lift + under + round_o * pl.sor_sum;
-        s16[k] = any_below ? s16[k] * lift + under + round_o * pl.d16_sum : 0.0;
+        const double dev_scale = vmax[k] + std::abs(out[k]), round_o = float_rounding(out[k]);
+        sabs[k] = float_sum_up(sabs[k], key_end, pl.n_vis, vmax[k]);
+        ddt[k] = float_sum_up(ddt[k], key_end, pl.n_vis, dev_scale, round_o * pl.sdt_sum);
+        dor[k] = float_sum_up(dor[k], key_end, pl.n_vis, dev_scale, round_o * pl.sor_sum);
+        s16[k] = any_below ? float_sum_up(s16[k], key_end, pl.n_vis, dev_scale, round_o * pl.d16_sum) : 0.0;
         finite = finite && std::isfinite(sabs[k]) && std::isfinite(ddt[k]) && std::isfinite(dor[k]) &&
                  std::isfinite(s16[k]);
       }

@@ -49,6 +49,15 @@ inline double float_underflow(double terms, double scale) { return (terms + 2) *
 // |o - fl(o)| for o rounded to the nearest float.
 inline double float_rounding(double o) { return kFloatU * std::abs(o) + 0x1p-150; }
 
+// A float-formed sum of non-negative terms over n keys (values_mixed_kernel,
+// deviation_float_kernel) lifted over the exact one: float_sum_factor(n), what
+// underflow may take from its `terms` nonzero terms whose factors reach
+// `scale`, and `shift` (for a deviation sum: float_rounding(o) times the sum of
+// its weights, what |v - o| may exceed |v - fl(o)| by).
+inline double float_sum_up(double raw, int64_t n, double terms, double scale, double shift = 0) {
+  return raw * float_sum_factor(n) + float_underflow(terms, scale) + shift;
+}
+
 // A double sum of n non-negative doubles (lane_sum) lifted over the exact sum.
 inline double double_sum_up(double s, int64_t n) { return s * (1 + gamma(static_cast<double>(n) + 2, kDoubleU)); }
 
