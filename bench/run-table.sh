@@ -2,8 +2,9 @@
 # Runs attncheck_bench once with JSON output and prints a markdown table: each
 # benchmark's time and GFLOP/s, its ratio to libtorch's SDPA at the same dtype
 # and shape (torch/...: f32, torch/f64/...) and to gemm_peak (the machine's
-# f32 GEMM ceiling), and for plugin_overhead/<plugin>/host/... the overhead
-# over the same plugin called in-process. README.md's table is this output.
+# f32 GEMM ceiling), and for plugin_overhead/<plugin>/{host,in_process}/... the
+# time over the plugin's forward called directly on an encoded call (.../direct/...).
+# README.md's table is this output.
 #
 # Usage: bench/run-table.sh [BUILD_DIR] [FILTER]
 #   BUILD_DIR  default: build
@@ -60,10 +61,10 @@ for name, b in rows:
     vs_torch = f"{g / gflops[t]:.2f}" if g and t and gflops.get(t) else ""
     vs_peak = f"{g / peak:.3f}" if g and peak and name != "gemm_peak" else ""
     note = ""
-    m = re.match(r"plugin_overhead/([^/]+)/host/(.*)", name)
+    m = re.match(r"plugin_overhead/([^/]+)/(host|in_process)/(.*)", name)
     if m:
-        local = by_name.get(f"plugin_overhead/{m.group(1)}/in_process/{m.group(2)}")
-        if local: note = f"host / in-process = {seconds(b) / seconds(local):.3f}"
+        direct = by_name.get(f"plugin_overhead/{m.group(1)}/direct/{m.group(3)}")
+        if direct: note = f"{m.group(2).replace('_', '-')} / direct = {seconds(b) / seconds(direct):.3f}"
     if "exit_status" in b: note = f"exit status {int(b['exit_status'])}"
     if "max_rss_MiB" in b: note = f"peak RSS {b['max_rss_MiB']:.0f} MiB"
     if b.get("label"): note = (note + "; " if note else "") + b["label"]

@@ -70,8 +70,10 @@ int default_jobs();
 // Runs every law on every target, on min(jobs, items) workers, every call
 // through `budget`. For each target in order, once it and all before it are
 // done: started(k), then done(k, its laws' results in `laws` order, the
-// seconds they took, diagnosis included). With one worker started(k) comes
-// before target k's first law instead, so a slow check shows what it is on.
+// seconds they took, diagnosis included). With one worker and a target that
+// is alone in its group of items (parallel_check.cpp: a run of one target, or
+// the last of a run with one more than a multiple of 32), started(k) comes
+// before its first law instead, so a slow check shows what it is on.
 // `errors` receives a line for each item that could not run (no instance
 // could be opened); its law is then reported skipped with that reason.
 // Throws std::runtime_error when a worker process dies (worker_processes.h).

@@ -9,6 +9,16 @@
 
 namespace attncheck {
 
+uint8_t* InProcessImplementation::Region::at_least(std::size_t bytes) {
+  if (bytes > bytes_ || !data_) {
+    // aligned_alloc wants a multiple of the alignment.
+    const std::size_t rounded = (bytes + CallLayout::kAlign - 1) / CallLayout::kAlign * CallLayout::kAlign;
+    data_.reset(static_cast<uint8_t*>(std::aligned_alloc(CallLayout::kAlign, rounded)));
+    bytes_ = data_ ? rounded : 0;
+  }
+  return data_.get();
+}
+
 Outcome InProcessImplementation::run(const Problem& problem) {
   if (backward_needs_lse(problem, features())) {
     Problem with_lse = problem;
@@ -20,31 +30,30 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
   const CallLayout layout = layout_for(problem, forward_v2_ ? 2 : 1);
-  struct Free { void operator()(uint8_t* p) const { std::free(p); } };
-  std::unique_ptr<uint8_t, Free> region(static_cast<uint8_t*>(std::aligned_alloc(CallLayout::kAlign, layout.total)));
+  uint8_t* const region = region_.at_least(layout.total);
   if (!region) return {CallStatus::error, {}, "cannot allocate the call's buffers"};
-  encode_call(problem, layout, region.get());
+  encode_call(problem, layout, region);
   char err[512] = {0};
   int rc = 0;
   if (!forward_v2_) {
-    const attncheck_call call = abi_call(problem, layout, region.get());
+    const attncheck_call call = abi_call(problem, layout, region);
     rc = forward_(&call, err, sizeof err);
     err[sizeof err - 1] = 0;
-    return outcome_from_return(rc, err, problem, layout, region.get());
+    return outcome_from_return(rc, err, problem, layout, region);
   }
-  const attncheck_call_v2 call = abi_call_v2(problem, layout, region.get());
+  const attncheck_call_v2 call = abi_call_v2(problem, layout, region);
   rc = forward_v2_(&call, err, sizeof err);
   err[sizeof err - 1] = 0;
-  Outcome forward = outcome_from_return(rc, err, problem, layout, region.get());
+  Outcome forward = outcome_from_return(rc, err, problem, layout, region);
   if (!problem.is_backward() || !backward_v2_ || forward.status != CallStatus::ok) return forward;
   // A backward problem (declared: backward_v2_ is set): backward on the same
   // region and call, with forward's own out and lse as its inputs.
-  const ForwardOutputs before = snapshot_forward_outputs(layout, region.get());
-  const attncheck_grad grad = abi_grad(problem, layout, region.get());
+  const ForwardOutputs before = snapshot_forward_outputs(layout, region);
+  const attncheck_grad grad = abi_grad(problem, layout, region);
   char grad_err[512] = {0};
   rc = backward_v2_(&call, &grad, grad_err, sizeof grad_err);
   grad_err[sizeof grad_err - 1] = 0;
-  return backward_outcome_from_return(rc, grad_err, problem, layout, region.get(), before, std::move(forward));
+  return backward_outcome_from_return(rc, grad_err, problem, layout, region, before, std::move(forward));
 }
 
 std::unique_ptr<Implementation> make_builtin(std::string_view name) {

@@ -6,6 +6,9 @@
 // state is an implementation as well as the built-ins' bare function pointers.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,6 +45,23 @@ class InProcessImplementation final : public Implementation {
   ForwardV2Call forward_v2_;
   BackwardV2Call backward_v2_;
   FeatureBits features_ = kV1Features;
+  // The call's region (call_layout.h), kept between calls: grown, never
+  // shrunk, since a law calls with many problems of similar size and fresh
+  // pages for every call of a long-context one cost more than the call's
+  // checks. Scratch, not state: a copy starts without one. run() is called by
+  // one thread at a time, as every Implementation is.
+  class Region {
+   public:
+    Region() = default;
+    Region(const Region&) {}
+    Region& operator=(const Region&) { return *this; }
+    uint8_t* at_least(std::size_t bytes);  // nullptr when it cannot be allocated
+   private:
+    struct Free { void operator()(uint8_t* p) const { std::free(p); } };
+    std::unique_ptr<uint8_t, Free> data_;
+    std::size_t bytes_ = 0;
+  };
+  Region region_;
 };
 
 // The built-in of that name (see impls/builtins.h), or nullptr. A new instance

@@ -2,12 +2,15 @@
 
 #include "oracle/bound_arithmetic.h"
 #include "oracle/logit_chain.h"
+#include "oracle/oracle_memo.h"
 #include "oracle/oracle_paths.h"
 #include "parallel/parallel_for.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace attncheck {
 
@@ -174,7 +177,9 @@ bool in_finite_domain(const Problem& p) {
   return true;
 }
 
-OracleResult oracle(const Problem& p) {
+namespace {
+
+OracleResult evaluate(const Problem& p) {
   OracleResult o = oracle_detail::sized_result(p.shape);
   const Shape& sh = p.shape;
   const int64_t heads = sh.batch * sh.heads;
@@ -193,6 +198,17 @@ OracleResult oracle(const Problem& p) {
       for (int64_t bh = begin; bh < end; ++bh) head(p, bh, o);
     });
   }
+  return o;
+}
+
+}  // namespace
+
+OracleResult oracle(const Problem& p) {
+  std::optional<std::string> key = oracle_detail::memo_key(p);
+  if (!key) return evaluate(p);
+  if (std::optional<OracleResult> kept = oracle_detail::memo_find(*key)) return std::move(*kept);
+  OracleResult o = evaluate(p);
+  oracle_detail::memo_keep(std::move(*key), o);
   return o;
 }
 

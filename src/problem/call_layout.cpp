@@ -29,41 +29,58 @@ void broadcast_strides(const Shape& s, const Broadcast& how, int64_t* stride) {
   stride[0] = how.per_batch ? heads * rows * s.kv_len : 0;
 }
 
-// The inputs as encode_call writes them, for the comparison after the call.
-void encode_inputs(const Problem& p, const CallLayout& l, uint8_t* base) {
+// Every input of the call, one at a time: its name (for a report), where it
+// lies in the region, and how to write it at a given address. encode_call
+// writes each into the region; changed_input writes each again into scratch
+// and compares, so nothing of the whole inputs' size is allocated per call.
+template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, Fn&& fn) {
   const Shape& s = p.shape;
-  encode_view(p.dtype, p.q, q_extents(s), l.q_stride, has_gaps(p.layouts.q), l.q_bytes, base + l.q);
-  encode_view(p.dtype, p.k, k_extents(s), l.k_stride, has_gaps(p.layouts.k), l.k_bytes, base + l.k);
-  encode_view(p.dtype, p.v, v_extents(s), l.v_stride, has_gaps(p.layouts.v), l.v_bytes, base + l.v);
-  if (p.has_mask()) {
-    if (l.abi == 1 && !p.mask_broadcast.full()) {
-      Problem full = p;  // v1 has no strides: the broadcast mask is sent whole
-      full.expand_mask();
-      std::memcpy(base + l.mask, full.mask.data(), l.mask_bytes);
-    } else {
-      std::memcpy(base + l.mask, p.mask.data(), l.mask_bytes);
-    }
-  }
-  if (p.has_bias()) {
-    const std::size_t b = dtype_bytes(p.dtype);
-    for (std::size_t i = 0; i < p.bias.size(); ++i) encode_element(p.dtype, p.bias[i], base + l.bias + i * b);
-  }
-  auto put_ints = [&](const std::vector<int32_t>& src, std::size_t at) {
-    if (!src.empty()) std::memcpy(base + at, src.data(), src.size() * sizeof(int32_t));
+  const DType t = p.dtype;
+  fn("the input tensor q", l.q, l.q_bytes, [&](uint8_t* dst) {
+    encode_view(t, p.q, q_extents(s), l.q_stride, has_gaps(p.layouts.q), l.q_bytes, dst);
+  });
+  fn("the input tensor k", l.k, l.k_bytes, [&](uint8_t* dst) {
+    encode_view(t, p.k, k_extents(s), l.k_stride, has_gaps(p.layouts.k), l.k_bytes, dst);
+  });
+  fn("the input tensor v", l.v, l.v_bytes, [&](uint8_t* dst) {
+    encode_view(t, p.v, v_extents(s), l.v_stride, has_gaps(p.layouts.v), l.v_bytes, dst);
+  });
+  if (p.has_mask())
+    fn("the input mask", l.mask, l.mask_bytes, [&](uint8_t* dst) {
+      if (l.abi == 1 && !p.mask_broadcast.full()) {
+        Problem full = p;  // v1 has no strides: the broadcast mask is sent whole
+        full.expand_mask();
+        std::memcpy(dst, full.mask.data(), l.mask_bytes);
+      } else {
+        std::memcpy(dst, p.mask.data(), l.mask_bytes);
+      }
+    });
+  if (p.has_bias())
+    fn("the input bias", l.bias, l.bias_bytes, [&](uint8_t* dst) {
+      encode_elements(t, p.bias.data(), static_cast<int64_t>(p.bias.size()), dst);
+    });
+  auto ints = [&](const char* name, const std::vector<int32_t>& src, std::size_t at, std::size_t bytes) {
+    if (!src.empty())
+      fn(name, at, bytes, [&](uint8_t* dst) { std::memcpy(dst, src.data(), src.size() * sizeof(int32_t)); });
   };
-  auto put_floats = [&](const std::vector<double>& src, std::size_t at) {
-    for (std::size_t i = 0; i < src.size(); ++i) {
-      const float f = static_cast<float>(src[i]);
-      std::memcpy(base + at + i * sizeof f, &f, sizeof f);
-    }
+  auto floats = [&](const char* name, const std::vector<double>& src, std::size_t at, std::size_t bytes) {
+    if (!src.empty())
+      fn(name, at, bytes, [&](uint8_t* dst) {
+        encode_elements(DType::f32, src.data(), static_cast<int64_t>(src.size()), dst);
+      });
   };
-  put_ints(p.q_lens, l.q_lens);
-  put_ints(p.kv_lens, l.kv_lens);
-  put_floats(p.alibi_slopes, l.alibi);
-  put_floats(p.sinks, l.sinks);
+  ints("q_lens", p.q_lens, l.q_lens, l.q_lens_bytes);
+  ints("kv_lens", p.kv_lens, l.kv_lens, l.kv_lens_bytes);
+  floats("alibi_slopes", p.alibi_slopes, l.alibi, l.alibi_bytes);
+  floats("sinks", p.sinks, l.sinks, l.sinks_bytes);
   if (l.backward)
-    encode_view(p.dtype, p.dout, out_extents(s), l.dout_stride, has_gaps(p.layouts.dout), l.dout_bytes,
-                base + l.dout);
+    fn("the input tensor dout", l.dout, l.dout_bytes, [&](uint8_t* dst) {
+      encode_view(t, p.dout, out_extents(s), l.dout_stride, has_gaps(p.layouts.dout), l.dout_bytes, dst);
+    });
+}
+
+void encode_inputs(const Problem& p, const CallLayout& l, uint8_t* base) {
+  for_each_input(p, l, [&](const char*, std::size_t at, std::size_t, auto&& write) { write(base + at); });
 }
 
 // One gradient's zone: [guard | span | guard], from `at` on.
@@ -83,17 +100,18 @@ CallLayout::GradZone grad_zone(std::size_t& at, std::size_t bytes, const std::ar
 namespace zones {
 
 std::string changed_input(const Problem& p, const CallLayout& l, const uint8_t* base) {
-  std::vector<uint8_t> fresh(l.inputs_end);
-  encode_inputs(p, l, fresh.data());
-  const struct { const char* name; std::size_t off, bytes; } ins[] = {
-      {"the input tensor q", l.q, l.q_bytes},     {"the input tensor k", l.k, l.k_bytes},
-      {"the input tensor v", l.v, l.v_bytes},     {"the input mask", l.mask, l.mask_bytes},
-      {"the input bias", l.bias, l.bias_bytes},   {"q_lens", l.q_lens, l.q_lens_bytes},
-      {"kv_lens", l.kv_lens, l.kv_lens_bytes},    {"alibi_slopes", l.alibi, l.alibi_bytes},
-      {"sinks", l.sinks, l.sinks_bytes},          {"the input tensor dout", l.dout, l.dout_bytes}};
-  for (const auto& in : ins)
-    if (in.bytes > 0 && std::memcmp(fresh.data() + in.off, base + in.off, in.bytes) != 0) return in.name;
-  return "";
+  // Kept between calls (a call's largest input, not all of them); let go of
+  // past 64 MiB, so one long-context call does not hold it for the run.
+  thread_local std::vector<uint8_t> fresh;
+  std::string changed;
+  for_each_input(p, l, [&](const char* name, std::size_t at, std::size_t bytes, auto&& write) {
+    if (!changed.empty() || bytes == 0) return;
+    fresh.resize(bytes);
+    write(fresh.data());
+    if (std::memcmp(fresh.data(), base + at, bytes) != 0) changed = name;
+  });
+  if (fresh.capacity() > (std::size_t{64} << 20)) std::vector<uint8_t>().swap(fresh);
+  return changed;
 }
 
 }  // namespace zones

@@ -59,10 +59,7 @@ std::string describe_span_byte(const Problem& p, const OutputView& view, std::si
 
 static_assert(std::endian::native == std::endian::little, "poison_bits are stored little-endian");
 
-void poison(DType t, uint8_t* dst, int64_t n) {
-  const DTypeInfo& d = info(t);
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + d.bytes * i, &d.poison_bits, d.bytes);  // little-endian
-}
+void poison(DType t, uint8_t* dst, int64_t n) { fill_poison(t, dst, n); }
 
 bool is_poison(DType t, const uint8_t* src) {
   const DTypeInfo& d = info(t);
@@ -89,13 +86,12 @@ void encode_view(DType t, const std::vector<double>& src, const Extents& e, cons
     encode_element(t, std::numeric_limits<double>::quiet_NaN(), nan);
     for (std::size_t at = 0; at + b <= span_bytes; at += b) std::memcpy(dst + at, nan, b);
   }
-  std::size_t i = 0;
+  // Rows are contiguous (stride[3] is 1); src is [e0][e1][e2][e3] row-major.
+  const double* from = src.data();
   for (int64_t x = 0; x < e[0]; ++x)
     for (int64_t y = 0; y < e[1]; ++y)
-      for (int64_t r = 0; r < e[2]; ++r) {
-        uint8_t* row = dst + b * static_cast<std::size_t>(x * stride[0] + y * stride[1] + r * stride[2]);
-        for (int64_t c = 0; c < e[3]; ++c, ++i) encode_element(t, src[i], row + c * b);
-      }
+      for (int64_t r = 0; r < e[2]; ++r, from += e[3])
+        encode_elements(t, from, e[3], dst + b * static_cast<std::size_t>(x * stride[0] + y * stride[1] + r * stride[2]));
 }
 
 int64_t live_rows_of(const Problem& p, const OutputView& view, int64_t b) {
@@ -227,21 +223,21 @@ Decoded decode_view(const Problem& p, const OutputView& view, DType t, const uin
   const uint8_t* span = base + view.offset;
   for_each_live_row(p, view, [&](int64_t b, int64_t h, int64_t r, std::size_t at) {
     double* dst = d.values.data() + ((b * e[1] + h) * e[2] + r) * e[3];
-    for (int64_t c = 0; c < e[3]; ++c) {
-      const uint8_t* element = span + at + c * view.element_bytes;
-      dst[c] = decode_element(t, element);
-      if (is_poison(t, element) && d.unwritten++ == 0) {
-        std::ostringstream m;
-        if (view.name)
-          m << view.name << "[b=" << b << "][h=" << h << "][" << view.row_axis << "=" << r << "][" << view.col_axis
-            << "=" << c << "]";
-        else {
-          m << "[bh=" << b * e[1] + h << "][i=" << r << "]";
-          if (e[3] > 1) m << "[c=" << c << "]";
-        }
-        d.first = m.str();
+    decode_elements(t, span + at, e[3], dst);
+    int64_t c = 0;  // the row's first unwritten element
+    const int64_t unwritten = count_poison(t, span + at, e[3], &c);
+    if (unwritten > 0 && d.unwritten == 0) {
+      std::ostringstream m;
+      if (view.name)
+        m << view.name << "[b=" << b << "][h=" << h << "][" << view.row_axis << "=" << r << "][" << view.col_axis
+          << "=" << c << "]";
+      else {
+        m << "[bh=" << b * e[1] + h << "][i=" << r << "]";
+        if (e[3] > 1) m << "[c=" << c << "]";
       }
+      d.first = m.str();
     }
+    d.unwritten += unwritten;
   });
   return d;
 }

@@ -82,6 +82,11 @@ std::string dtype_names(std::string_view separator) {
 }
 
 double round_to(DType t, double x) {
+  switch (t) {
+    case DType::f32: return static_cast<double>(static_cast<float>(x));
+    case DType::f64: return x;
+    default: break;
+  }
   const DTypeInfo& d = info(t);
   unsigned char bytes[8];
   d.encode(x, bytes);

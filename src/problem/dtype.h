@@ -74,4 +74,15 @@ double round_to(DType t, double x);
 inline void encode_element(DType t, double x, void* dst) { info(t).encode(x, dst); }
 inline double decode_element(DType t, const void* src) { return info(t).decode(src); }
 
+// The same for n contiguous elements, with one dispatch on the dtype per call
+// rather than per element: every tensor of a call is encoded, decoded and
+// checked for the poison marker through these (dtype_codec.cpp), a row at a time.
+void encode_elements(DType t, const double* src, int64_t n, uint8_t* dst);
+void decode_elements(DType t, const uint8_t* src, int64_t n, double* dst);
+// n copies of the dtype's poison marker (DTypeInfo::poison_bits).
+void fill_poison(DType t, uint8_t* dst, int64_t n);
+// How many of n contiguous elements still hold the poison marker; the index
+// of the first of them goes to *first (untouched when there is none).
+int64_t count_poison(DType t, const uint8_t* src, int64_t n, int64_t* first);
+
 }  // namespace attncheck
