@@ -74,10 +74,10 @@ HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
       }
     }
   if (!h.float_values) h.vf.clear();
-  if (h.float_values) {
+  if (h.float_values && h.n > 0) {  // (a batch without keys goes to the careful path whole)
     const int64_t blocks = (h.n + kMaxChunk - 1) / kMaxChunk;
     h.vf_max.assign(h.dv_pad / kCols * blocks * kCols, 0.0f);
-    for (int64_t c0 = 0; c0 < h.dv_pad; c0 += kCols) column_max_kernel(h.vf_slab(c0), h.n, &h.vf_max[c0 * blocks]);
+    for (int64_t c0 = 0; c0 < h.dv_pad; c0 += kCols) column_max_kernel(h.vf_slab(c0), h.n, h.vf_max.data() + c0 * blocks);
   }
   for (double s : col) h.inputs_finite = h.inputs_finite && s * kDomainMargin < half_compute;
   return h;
