@@ -1,5 +1,7 @@
 #include "problem/dtype.h"
 
+#include "problem/dtype_codec.h"
+
 #include <Eigen/Core>
 #include <cmath>
 #include <cstring>
@@ -36,14 +38,15 @@ constexpr DTypeInfo kTable[] = {
     {DType::f32, "f32", 4, 0x1p-24, DType::f32, std::numeric_limits<float>::max(),
      std::numeric_limits<float>::min(), std::numeric_limits<float>::denorm_min(),
      0x7FA5DEADull,  // exponent all ones, quiet bit clear: signalling
-     encode_native<float>, decode_native<float>},
+     encode_native<float>, decode_native<float>, codec::encode_native<float>, codec::decode_native<float>},
     {DType::f64, "f64", 8, 0x1p-53, DType::f64, std::numeric_limits<double>::max(),
      std::numeric_limits<double>::min(), std::numeric_limits<double>::denorm_min(), 0x7FF5DEADBEEFDEADull,
-     encode_native<double>, decode_native<double>},
+     encode_native<double>, decode_native<double>, codec::encode_native<double>, codec::decode_native<double>},
     {DType::f16, "f16", 2, 0x1p-11, DType::f32, 65504.0, 0x1p-14, 0x1p-24, 0x7D5Bull, encode_half<Eigen::half>,
-     decode_half<Eigen::half>},
+     decode_half<Eigen::half>, codec::encode_half<Eigen::half>, codec::decode_half<Eigen::half>},
     {DType::bf16, "bf16", 2, 0x1p-8, DType::f32, 0x1.FEp127 /* (2 - 2^-7) * 2^127 */, 0x1p-126, 0x1p-133,
-     0x7FA5ull, encode_half<Eigen::bfloat16>, decode_half<Eigen::bfloat16>},
+     0x7FA5ull, encode_half<Eigen::bfloat16>, decode_half<Eigen::bfloat16>,
+     codec::encode_half<Eigen::bfloat16>, codec::decode_half<Eigen::bfloat16>},
 };
 static_assert(static_cast<int>(DType::f32) == 0 && static_cast<int>(DType::f64) == 1 &&
               static_cast<int>(DType::f16) == 2 && static_cast<int>(DType::bf16) == 3);
@@ -82,11 +85,6 @@ std::string dtype_names(std::string_view separator) {
 }
 
 double round_to(DType t, double x) {
-  switch (t) {
-    case DType::f32: return static_cast<double>(static_cast<float>(x));
-    case DType::f64: return x;
-    default: break;
-  }
   const DTypeInfo& d = info(t);
   unsigned char bytes[8];
   d.encode(x, bytes);

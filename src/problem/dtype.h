@@ -39,6 +39,10 @@ struct DTypeInfo {
   // 16-bit word), rounding to nearest even; and decodes it back to double.
   void (*encode)(double x, void* dst);
   double (*decode)(const void* src);
+  // The same for n contiguous elements (dtype_codec.h): the loops every
+  // tensor of a call goes through, a row at a time.
+  void (*encode_n)(const double* src, int64_t n, uint8_t* dst);
+  void (*decode_n)(const uint8_t* src, int64_t n, double* dst);
 
   bool is_16bit() const { return bytes == 2; }
 };
@@ -74,11 +78,10 @@ double round_to(DType t, double x);
 inline void encode_element(DType t, double x, void* dst) { info(t).encode(x, dst); }
 inline double decode_element(DType t, const void* src) { return info(t).decode(src); }
 
-// The same for n contiguous elements, with one dispatch on the dtype per call
-// rather than per element: every tensor of a call is encoded, decoded and
-// checked for the poison marker through these (dtype_codec.cpp), a row at a time.
-void encode_elements(DType t, const double* src, int64_t n, uint8_t* dst);
-void decode_elements(DType t, const uint8_t* src, int64_t n, double* dst);
+// The same for n contiguous elements, with one look at the row per call
+// rather than per element.
+inline void encode_elements(DType t, const double* src, int64_t n, uint8_t* dst) { info(t).encode_n(src, n, dst); }
+inline void decode_elements(DType t, const uint8_t* src, int64_t n, double* dst) { info(t).decode_n(src, n, dst); }
 // n copies of the dtype's poison marker (DTypeInfo::poison_bits).
 void fill_poison(DType t, uint8_t* dst, int64_t n);
 // How many of n contiguous elements still hold the poison marker; the index
