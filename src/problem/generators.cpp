@@ -213,9 +213,10 @@ void shrink_values(const Problem& p, std::vector<Problem>& out) {
       std::vector<double>& dst = c.*t.member;
       bool changed = false;
       for (double& x : dst) {
-        const std::vector<double> simpler = simpler_values(x, p.dtype);
-        if (simpler.empty()) continue;
-        if (variant == 0) x = simpler.front();                // everything to zero
+        // +0 has no simpler value, and every other value's simplest is +0
+        // (simpler_values' first offer): asked here without building the list.
+        if (x == 0 && !std::signbit(x)) continue;
+        if (variant == 0) x = 0.0;                            // everything to zero
         else if (variant == 1) x = round_to(p.dtype, std::round(x));  // integers
         else if (variant == 2) x = round_to(p.dtype, with_bits(x, 2));
         else x = round_to(p.dtype, with_bits(x, 8));
@@ -255,9 +256,10 @@ int value_complexity(double x) {
 
 std::vector<double> simpler_values(double x, DType t) {
   std::vector<double> c;
+  const int complexity = value_complexity(x);
   auto offer = [&](double y) {
     y = round_to(t, y);
-    if (!(value_complexity(y) < value_complexity(x))) return;
+    if (!(value_complexity(y) < complexity)) return;
     if (std::find(c.begin(), c.end(), y) == c.end()) c.push_back(y);
   };
   if (x == 0 && !std::signbit(x)) return c;

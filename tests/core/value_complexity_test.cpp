@@ -74,5 +74,21 @@ TEST(ValueComplexity, EverySimplerValueIsStrictlySimpler) {
     }
 }
 
+// What shrinking's whole-tensor step counts on without asking simpler_values:
+// +0 has no simpler value, and every other value's simplest is +0.
+TEST(ValueComplexity, PlusZeroIsTheSimplestOfEveryOtherValue) {
+  for (DType t : every_dtype()) {
+    EXPECT_TRUE(simpler_values(0.0, t).empty());
+    for (double x : {-0.0, 1.0, -1.0, 0.1, 3.5, -7e-5, 65504.0, 1e-40, double(INFINITY), -double(INFINITY), double(NAN)}) {
+      const double y = round_to(t, x);
+      if (y == 0 && !std::signbit(y)) continue;  // 1e-40 in f16
+      const std::vector<double> s = simpler_values(y, t);
+      ASSERT_FALSE(s.empty()) << x;
+      EXPECT_EQ(s.front(), 0.0) << x;
+      EXPECT_FALSE(std::signbit(s.front())) << x;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attncheck
