@@ -4,7 +4,7 @@
 # (build-fuzz, ASan + UBSan: what overnight.sh and the smoke run). Each runs
 # for SECONDS (default 20) on a fresh copy of the seed corpus and prints
 # libFuzzer's average exec/s. A build that is missing is configured and built
-# first (fuzz_differential only; -j2).
+# first (fuzz_differential only; -j2). The flags of fuzz/fuzz_differential.options apply.
 #
 # A finding ends a run early: the line then says so and the exec/s is over the
 # shorter run. ATTNCHECK_FUZZ_SKIP_LAWS=law (fuzz/README.md) leaves a known one out.
@@ -38,7 +38,11 @@ build_preset() {
 measure() {
   local label=$1 bin=$2 status=0
   rm -rf "$tmp/corpus" && mkdir -p "$tmp/corpus" && cp fuzz/corpus/fuzz_differential/* "$tmp/corpus/"
-  ATTNCHECK_REGRESSION_DIR=$tmp/regressions "$bin" -max_total_time="$seconds" -print_final_stats=1 \
+  # The target's .options flags, as overnight.sh and ClusterFuzzLite pass them.
+  local -a opts
+  mapfile -t opts < <(sed -n 's/^[[:space:]]*\([a-z_]*\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/-\1=\2/p' \
+                      fuzz/fuzz_differential.options)
+  ATTNCHECK_REGRESSION_DIR=$tmp/regressions "$bin" "${opts[@]}" -max_total_time="$seconds" -print_final_stats=1 \
     -dict=fuzz/dicts/problem.dict -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/log" 2>&1 || status=$?
   local execs runs
   execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$tmp/log" | tail -1)
