@@ -17,6 +17,7 @@ struct Item {
   std::size_t target;
   std::size_t law_index;  // in the run's list of laws
   const Law* law;
+  bool alone = false;     // the only target of its group: its items run one after another
 };
 
 // Items go law by law over groups of this many targets (target-major across
@@ -30,9 +31,11 @@ constexpr std::size_t kTargetsPerGroup = 32;
 
 std::vector<Item> work_items(std::size_t targets, const std::vector<const Law*>& laws) {
   std::vector<Item> items;
-  for (std::size_t first = 0; first < targets; first += kTargetsPerGroup)
+  for (std::size_t first = 0; first < targets; first += kTargetsPerGroup) {
+    const std::size_t end = std::min(targets, first + kTargetsPerGroup);
     for (std::size_t l = 0; l < laws.size(); ++l)
-      for (std::size_t k = first; k < std::min(targets, first + kTargetsPerGroup); ++k) items.push_back({k, l, laws[l]});
+      for (std::size_t k = first; k < end; ++k) items.push_back({k, l, laws[l], end - first == 1});
+  }
   return items;
 }
 
@@ -154,8 +157,7 @@ void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>
   if (workers <= 1) {
     for (std::size_t i = 0; i < items.size(); ++i) {
       const std::size_t k = items[i].target;
-      const bool alone = k % kTargetsPerGroup == 0 && k + 1 == std::min(targets.size(), k + kTargetsPerGroup);
-      if (alone && !announced[k]) {
+      if (items[i].alone && !announced[k]) {
         started(k);
         announced[k] = true;
       }
