@@ -1,6 +1,7 @@
 #include "problem/dtype.h"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -76,6 +77,17 @@ double round_to(DType t, double x) {
   unsigned char bytes[8];
   d.encode(x, bytes);
   return d.decode(bytes);
+}
+
+void round_n(DType t, double* x, int64_t n) {
+  const DTypeInfo& d = info(t);
+  constexpr int64_t kChunk = 256;
+  alignas(64) uint8_t bytes[kChunk * sizeof(double)];  // room for the widest element
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = std::min(kChunk, n - i);
+    d.encode_n(x + i, m, bytes);
+    d.decode_n(bytes, m, x + i);
+  }
 }
 
 }  // namespace attncheck

@@ -72,6 +72,10 @@ inline double min_subnormal(DType t) { return info(t).min_subnormal; }
 // Rounds x to the nearest value of the dtype (ties to even), as the dtype's own
 // conversion does; NaN and infinities pass through, overflow goes to infinity.
 double round_to(DType t, double x);
+// round_to on each of x[0..n) in place, through the row loops (encode_n, then
+// decode_n, a chunk at a time): the same values, without a call through the
+// row per element (the generators round whole tensors with it).
+void round_n(DType t, double* x, int64_t n);
 
 // Encodes / decodes one element as the ABI stores it. `dst`/`src` point to
 // dtype_bytes(t) bytes.

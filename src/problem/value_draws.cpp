@@ -19,8 +19,9 @@ double edge_value(Rng& r, DType t) {
   return chance(r, 0.5) ? -x : x;
 }
 
-double wide_value(Rng& r, DType t) {
-  const double lo = std::log2(min_subnormal(t)), hi = std::log2(max_finite(t));
+// lo and hi: log2 of the dtype's smallest subnormal and largest finite value
+// (reckoned once per tensor, not per element).
+double wide_value(Rng& r, double lo, double hi) {
   const double x = std::exp2(lo + unit(r) * (hi - lo));
   return chance(r, 0.5) ? -x : x;
 }
@@ -53,20 +54,21 @@ std::vector<double> draw_tensor(Rng& r, DType t, int64_t n, unsigned families, i
         case kPositive: x = constant ? c : std::abs(gaussian(r)) + 0.1; break;
         default: x = 1 + 1e-3 * gaussian(r); break;  // kNearEqual
       }
-      x = round_to(t, x);
     }
+    round_n(t, out.data(), n);  // what round_to does element by element, a row at a time
     return out;
   }
+  const double wide_lo = std::log2(min_subnormal(t)), wide_hi = std::log2(max_finite(t));
   for (double& x : out) {
     switch (family) {
       case kSmallInts: x = static_cast<double>(uniform(r, -3, 3)); break;
-      case kWide: x = wide_value(r, t); break;
+      case kWide: x = wide_value(r, wide_lo, wide_hi); break;
       case kEdge: x = chance(r, 0.5) ? edge_value(r, t) : gaussian(r); break;
       case kHugeLogits: x = gaussian(r) * huge; break;
       default: x = gaussian(r); break;
     }
-    x = round_to(t, x);
   }
+  round_n(t, out.data(), n);
   return out;
 }
 

@@ -96,6 +96,24 @@ TEST(DType, RowLoopsAgreeWithTheElementCodec) {
   }
 }
 
+// round_n rounds a whole row as round_to rounds each element, bit for bit
+// (NaN included), over more than one of its chunks and a ragged end.
+TEST(DType, RoundNAgreesWithRoundTo) {
+  std::mt19937_64 rng(20261203);
+  std::vector<double> values = {0.0, -0.0, 1.0, -1.5, INFINITY, -INFINITY, NAN, 1e-45, 6e-8, 65504.0, 65520.0, 1e39,
+                                -3.4028235e38, 0x1.0000000000001p0, 0x1.002p0, 0x1.001p0, 1e-320};
+  std::normal_distribution<double> normal;
+  while (values.size() < 1000)
+    values.push_back(normal(rng) * std::exp2(static_cast<double>(static_cast<int>(rng() % 300) - 150)));
+  for (DType t : every_dtype()) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    std::vector<double> row = values, one(values.size());
+    round_n(t, row.data(), static_cast<int64_t>(row.size()));
+    for (std::size_t i = 0; i < values.size(); ++i) one[i] = round_to(t, values[i]);
+    EXPECT_EQ(std::memcmp(row.data(), one.data(), row.size() * sizeof(double)), 0);
+  }
+}
+
 TEST(DType, NamesRoundTrip) {
   for (DType t : every_dtype()) EXPECT_EQ(dtype_from_name(dtype_name(t)), t);
   EXPECT_FALSE(dtype_from_name("f8"));
