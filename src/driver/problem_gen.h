@@ -2,6 +2,12 @@
 // shrinks through shrink_problem (problem/generators.h), so RapidCheck,
 // libFuzzer's sampler and the benchmarks see the same distribution.
 //
+// gen_shared_problem is the same generator over shared, immutable Problems
+// (run_law's): RapidCheck copies a generated value out of its shrinkable each
+// time a property reads it, and a Problem's tensors are up to megabytes; the
+// draws go through the sample memo (problem/sample_memo.h), so the targets of
+// a law with the same features share them.
+//
 // Example usage:
 //   GenOptions opts;
 //   opts.dtypes = {DType::f64};
@@ -11,10 +17,15 @@
 
 #include <rapidcheck.h>
 
+#include <memory>
+
 #include "problem/generators.h"
 
 namespace attncheck {
 
 rc::Gen<Problem> gen_problem(const GenOptions& options);
+
+// The same values and shrinks as gen_problem, in the same order.
+rc::Gen<std::shared_ptr<const Problem>> gen_shared_problem(const GenOptions& options);
 
 }  // namespace attncheck

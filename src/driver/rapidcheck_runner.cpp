@@ -64,7 +64,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
                      ((missing & ~impl.features()) ? impl.name() + " does not declare" : std::string("the run excludes"));
     return report;
   }
-  const rc::Gen<Problem> problems = gen_problem(gen);
+  const rc::Gen<std::shared_ptr<const Problem>> problems = gen_shared_problem(gen);
 
   int judged = 0;
   std::string last_skip_reason;
@@ -90,7 +90,8 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   };
 
   auto property = [&] {
-    const Problem p = *problems;
+    const std::shared_ptr<const Problem> drawn = *problems;  // shared with RapidCheck's shrinkable: no copy
+    const Problem& p = *drawn;
     if (!failing) ++report.cases;
     if (failing) {
       // Shrinking: past the cap, every further candidate "passes", which ends
