@@ -10,7 +10,8 @@
 // (fast_bound_float.h), in double on the f64 path.
 //
 // For one head (K [kv_len][head_dim], V [kv_len][value_dim]) its keys are
-// first transposed into Kt [n16 / kTile][head_dim][kTile] (and |K|t in float), n16 =
+// first transposed into Kt [n16 / kTile][head_dim][kTile] (in float alone when
+// every key is a float, else in double with |K|t in float), n16 =
 // kv_len rounded up to a whole tile of kTile keys, each tile contiguous (rows
 // of a plain [head_dim][n16] transpose would be n16 doubles apart, a power of
 // two often enough that a tile's rows fight over one L1 set). Query rows then go in blocks of kRows: the
@@ -50,17 +51,23 @@ namespace attncheck::oracle_detail {
 // the domain test and the flush-to-zero term need.
 struct HeadKeys {
   int64_t n = 0, n16 = 0, D = 0;
-  std::vector<double> kt;          // [n16 / kTile][D][kTile], K^T by tiles of keys, zero past kv_len
-  std::vector<float> akt;          // the same for |K|^T rounded up to floats (float_bound only)
+  // K^T by tiles of keys, [n16 / kTile][D][kTile], zero past kv_len: in float
+  // alone (ktf) when float_keys, else in double (kt) with |K|^T rounded up to
+  // floats (akt, float_bound only).
+  bool float_keys = false;         // float_bound asked and every k of the head is a float (or NaN)
+  std::vector<float> ktf;
+  std::vector<double> kt;
+  std::vector<float> akt;
   std::vector<double> k_abs_sum;   // [n16]: sum_d |k_jd|, 0 past kv_len
   std::vector<double> norm_tail;   // [kv_len + 1]: max over keys >= j of ||k_j||_2 (0 at kv_len)
   int64_t dv_pad = 0;              // value_dim rounded up to whole kCols
   // V by slabs of kCols columns, [dv_pad / kCols][kv_len][kCols], zero columns
   // past value_dim: the V kernels stream one slab per pass, contiguous (rows
   // of [kv_len][dv_pad] would be dv_pad apart, a power of two that maps a
-  // pass onto a sliver of L2's sets).
+  // pass onto a sliver of L2's sets). In float alone (vf) when float_values,
+  // else in double (v).
   std::vector<double> v;
-  std::vector<float> vf;           // the same in float, when float_values
+  std::vector<float> vf;
   std::vector<float> vf_max;       // [dv_pad / kCols][ceil(kv_len / kMaxChunk)][kCols]: column_max_kernel's maxima of each slab
   const double* v_slab(int64_t c0) const { return v.data() + c0 * n; }  // columns [c0, c0 + kCols): [kv_len][kCols]
   const float* vf_slab(int64_t c0) const { return vf.data() + c0 * n; }
@@ -98,15 +105,16 @@ inline constexpr double kDomainMargin = 1 + 1e-6;
 struct BlockScratch {
   std::vector<double> qb, aqb;                      // [kRows][D]
   std::vector<float> aqbf;                          // [kRows][D]: |q| rounded up to floats
-  std::vector<double> dot, absd, x, w, pw, sdt, sor, vis, d16;
+  std::vector<double> dot, absd, x, w, pw, vis, d16;
+  std::vector<double> devw, eor;                    // e_dt_j, then the deviation weights F sdt_j + sor_j; e_or_j
   std::vector<double> xdt, xor_;                    // the v2 transforms' logit errors (0 without them)
-  std::vector<float> pwf, visf, sdtf, sorf, d16f;   // pw, vis, sdt, sor, d16 rounded to floats (HeadKeys::float_values)
+  std::vector<float> pwf, visf, devwf, d16f;        // pw, vis, devw, d16 rounded to floats (HeadKeys::float_values)
   void resize(int64_t D, int64_t n16) {
     qb.assign(kRows * D, 0.0);
     aqb.assign(kRows * D, 0.0);
     aqbf.assign(kRows * D, 0.0f);
-    for (auto* a : {&dot, &absd, &x, &w, &pw, &sdt, &sor, &vis, &d16, &xdt, &xor_}) a->assign(kRows * n16, 0.0);
-    for (auto* a : {&pwf, &visf, &sdtf, &sorf, &d16f}) a->assign(kRows * n16, 0.0f);
+    for (auto* a : {&dot, &absd, &x, &w, &pw, &vis, &d16, &devw, &eor, &xdt, &xor_}) a->assign(kRows * n16, 0.0);
+    for (auto* a : {&pwf, &visf, &devwf, &d16f}) a->assign(kRows * n16, 0.0f);
   }
 };
 
@@ -131,7 +139,7 @@ struct RowPlan {
   bool any_below = false;
   double terms = 0;      // n_vis, plus one for the sink
   double sink_sdt = 0, sink_sor = 0, sink_d16 = 0;  // the sink's shifts and 16-bit allowance (value 0)
-  double sdt_sum = 0, sor_sum = 0, d16_sum = 0;     // sum_j sdt_j, sor_j, d16_j over the keys (upper bounds)
+  double devw_sum = 0, d16_sum = 0;                 // sum_j devw_j, d16_j over the keys (upper bounds)
   bool range = false;    // sees exactly the keys [first, last): no mask or -inf bias hides one of them
   int64_t first = 0, last = 0;
 };
@@ -151,7 +159,7 @@ struct RowPlan {
 //       RowLogits' w_sink) rounded to double;
 //   void clear(int64_t r): row r contributes nothing to the block's sums;
 //   void values(int64_t c0, const BlockScratch&, int64_t key_end, const RowPlan*, double* out):
-//       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel or values_mixed_kernel),
+//       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel or values_float_kernel),
 //       on exit the block's outputs rounded to double;
 //   LogitErrorTerms oracle_terms(double ascale) const, double accumulation(double n) const,
 //   double floor(double n) const: the oracle's own error terms (per-key logit
@@ -198,8 +206,7 @@ template <class Exact> class FastBlock {
         const int64_t at = r * h_.n16;
         to_float_kernel(&b.pw[at], &b.pwf[at], key_end);
         to_float_kernel(&b.vis[at], &b.visf[at], key_end);
-        to_float_kernel(&b.sdt[at], &b.sdtf[at], key_end);
-        to_float_kernel(&b.sor[at], &b.sorf[at], key_end);
+        to_float_kernel(&b.devw[at], &b.devwf[at], key_end);
         if (any_below) to_float_kernel(&b.d16[at], &b.d16f[at], key_end);
       }
     for (int64_t c0 = 0; c0 < sh.value_dim; c0 += kCols) columns(i0, count, c0, key_end, plan, any_below, b);
@@ -259,12 +266,12 @@ template <class Exact> class FastBlock {
     LogitErrorTerms e_dt_terms{g_dt_, dt_.u, dt_.exp_ulps * dt_.u, dt_.u16, ascale * dt_.tiny, 0.0};
     for (int64_t d = 0; d < D; ++d) e_dt_terms.qsum += b.aqb[r * D + d];
     const LogitErrorTerms e_or_terms = exact_.oracle_terms(ascale);
-    // Per key: weight p (into pw for now), the logit errors (into sdt, sor).
+    // Per key: weight p (into pw for now), the logit errors (into devw, eor).
     double* pw = &b.pw[r * n16];
-    double* sdt = &b.sdt[r * n16];
-    double* sor = &b.sor[r * n16];
+    double* devw = &b.devw[r * n16];
+    double* eor = &b.eor[r * n16];
     RowErrorSums sums = row_errors_kernel(e_dt_terms, e_or_terms, dot, absd, x, w, vis, h_.k_abs_sum.data(),
-                                          lg.x_dt, lg.x_or, total, pw, sdt, sor, n8);
+                                          lg.x_dt, lg.x_or, total, pw, devw, eor, n8);
     // The sink: a term with a = 0, no flush, and no transform (logit_error's other terms).
     double ps = 0, es_dt = 0, es_or = 0;
     if (lg.sink) {
@@ -282,10 +289,10 @@ template <class Exact> class FastBlock {
       return plan;
     }
     o_.entropy[row] = sums.entropy;
-    // In place: p_j becomes p_j + shift_dt_j, the errors become the shifts.
+    // In place: p_j becomes p_j + shift_dt_j, e_dt_j the deviation weight F shift_dt_j + shift_or_j.
     const double E_dt = std::log1p(sums.y_dt), E_or = std::log1p(sums.y_or);
-    bool any_below = row_shifts_kernel(pw, sdt, sor, vis, E_dt, E_or, dt_.weight_floor, dt_.weight_step, total, sdt,
-                                       sor, pw, &b.d16[r * n16], n8);
+    bool any_below = row_shifts_kernel(pw, devw, eor, vis, E_dt, E_or, dt_.weight_floor, dt_.weight_step, total,
+                                       kBoundSafetyFactor, devw, pw, &b.d16[r * n16], n8);
     if (lg.sink) {  // row_shifts_kernel's formulas for the sink's term
       const double pf = std::max(ps, kWeightFloor), gd = es_dt + E_dt, go = es_or + E_or;
       plan.sink_sdt = std::max(std::min(1 - ps, pf * expm1_up(gd)), pf * one_minus_exp_neg_up(gd));
@@ -315,8 +322,7 @@ template <class Exact> class FastBlock {
     plan.floor_or = exact_.floor(terms);
     plan.any_below = any_below;
     if (h_.float_values) {  // what rounding o to a float may add to the deviation sums (columns)
-      plan.sdt_sum = double_sum_up(lane_sum(sdt, n8), n8);
-      plan.sor_sum = double_sum_up(lane_sum(sor, n8), n8);
+      plan.devw_sum = double_sum_up(lane_sum(devw, n8), n8);
       plan.d16_sum = double_sum_up(d16_sum, n8);
     }
     return plan;
@@ -325,7 +331,7 @@ template <class Exact> class FastBlock {
   // Row r contributes nothing to the block's sums (handed elsewhere, or empty).
   void clear(int64_t r, BlockScratch& b) {
     const int64_t n16 = h_.n16;
-    for (auto* a : {&b.w, &b.pw, &b.sdt, &b.sor, &b.vis, &b.d16})
+    for (auto* a : {&b.w, &b.pw, &b.devw, &b.vis, &b.d16})
       std::fill(a->begin() + r * n16, a->begin() + (r + 1) * n16, 0.0);
     exact_.clear(r);
   }
@@ -389,31 +395,29 @@ template <class Exact> class FastBlock {
     const Shape& sh = p_.shape;
     const int64_t n16 = h_.n16;
     const int64_t lanes = std::min<int64_t>(kCols, sh.value_dim - c0);
-    double out[kRows * kCols], sabs[kRows * kCols], vmax[kRows * kCols], ddt[kRows * kCols], dor[kRows * kCols],
-        s16[kRows * kCols];
+    double out[kRows * kCols], sabs[kRows * kCols], vmax[kRows * kCols], dev[kRows * kCols], s16[kRows * kCols];
     bool in_double = !h_.float_values;
     if (h_.float_values) {
-      values_mixed_kernel(h_.v_slab(c0), h_.vf_slab(c0), kCols, 0, b.w.data(), b.pwf.data(), n16, key_end, out,
-                          sabs);
+      values_float_kernel(h_.vf_slab(c0), kCols, 0, b.w.data(), b.pwf.data(), n16, key_end, out, sabs);
       for (int64_t r = 0; r < count; ++r) {  // max_j |v_jc| over the row's keys: by blocks where they are a range
         if (plan[r].careful || plan[r].empty) continue;
         if (plan[r].range) range_max_kernel(h_.vf_slab(c0), h_.vf_max_slab(c0), plan[r].first, plan[r].last, &vmax[r * kCols]);
         else masked_max_kernel(h_.vf_slab(c0), &b.visf[r * n16], key_end, &vmax[r * kCols]);
       }
       exact_.values(c0, b, key_end, plan, out);
-      deviation_float_kernel(h_.vf_slab(c0), kCols, 0, out, b.sdtf.data(), b.sorf.data(),
-                             any_below ? b.d16f.data() : nullptr, n16, key_end, ddt, dor, s16);
-      in_double = !lift_float_sums(count, lanes, key_end, plan, any_below, out, vmax, sabs, ddt, dor, s16);
+      deviation_float_kernel(h_.vf_slab(c0), kCols, 0, out, b.devwf.data(), any_below ? b.d16f.data() : nullptr, n16,
+                             key_end, dev, s16);
+      in_double = !lift_float_sums(count, lanes, key_end, plan, any_below, out, vmax, sabs, dev, s16);
     }
     if (in_double) {  // the f64 path, V not all floats, or a float sum that overflowed
       double out_d[kRows * kCols];
-      values_kernel(h_.v_slab(c0), kCols, 0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, out_d, sabs, vmax);
+      const double* v = double_slab(c0);
+      values_kernel(v, kCols, 0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, out_d, sabs, vmax);
       if (!h_.float_values) {
         std::copy(out_d, out_d + kRows * kCols, out);
         exact_.values(c0, b, key_end, plan, out);
       }
-      deviation_kernel(h_.v_slab(c0), kCols, 0, out, b.sdt.data(), b.sor.data(), any_below ? b.d16.data() : nullptr,
-                       n16, key_end, ddt, dor, s16);
+      deviation_kernel(v, kCols, 0, out, b.devw.data(), any_below ? b.d16.data() : nullptr, n16, key_end, dev, s16);
     }
     const double store = std::numeric_limits<double>::epsilon() / 2;  // exact rounded to double
     for (int64_t r = 0; r < count; ++r) {
@@ -432,22 +436,31 @@ template <class Exact> class FastBlock {
         const double ao = std::abs(outd);
         const double underflow = (pl.terms + 2) * dt_.tiny * (1 + vmax[k] + ao) + dt_.out_floor +
                                  (any_below ? s16[k] + pl.sink_d16 * ao : 0.0);
-        const double b_dt = kBoundSafetyFactor * (pl.acc_dt * sabs[k] + ddt[k] + pl.sink_sdt * ao + underflow);
-        const double b_or = pl.acc_or * sabs[k] + dor[k] + pl.sink_sor * ao + store * ao + pl.floor_or * (1 + vmax[k] + ao);
+        // bound_arithmetic.h's F b_dt + b_or, with both deviation sums in dev (F sdt_j + sor_j).
+        const double b_dt = kBoundSafetyFactor * (pl.acc_dt * sabs[k] + pl.sink_sdt * ao + underflow);
+        const double b_or = pl.acc_or * sabs[k] + pl.sink_sor * ao + store * ao + pl.floor_or * (1 + vmax[k] + ao);
         o_.exact[at] = outd;
-        o_.bound[at] = b_dt + b_or;
+        o_.bound[at] = b_dt + dev[k] + b_or;
       }
     }
   }
 
-  // The float sums of values_mixed_kernel and deviation_float_kernel lifted
+  // V's columns [c0, c0 + kCols) in double, [kv_len][kCols]: the head's, or
+  // (a float sum of the slab overflowed) its floats widened, exactly.
+  const double* double_slab(int64_t c0) {
+    if (!h_.float_values) return h_.v_slab(c0);
+    const float* f = h_.vf_slab(c0);
+    slab_.assign(f, f + h_.n * kCols);
+    return slab_.data();
+  }
+
+  // The float sums of values_float_kernel and deviation_float_kernel lifted
   // over the exact ones in place (docs/tolerance.md, "The bound's sums in
   // float"): float_sum_factor, the underflow of each term, and |o - fl(o)|
   // times the row's sum of the weights the deviation sum takes. False where
   // one is not finite (a float sum overflowed): columns redoes them in double.
   bool lift_float_sums(int64_t count, int64_t lanes, int64_t key_end, const RowPlan* plan, bool any_below,
-                       const double* out, const double* vmax, double* sabs, double* ddt, double* dor,
-                       double* s16) const {
+                       const double* out, const double* vmax, double* sabs, double* dev, double* s16) const {
     bool finite = true;
     for (int64_t r = 0; r < count; ++r) {
       const RowPlan& pl = plan[r];
@@ -456,11 +469,9 @@ template <class Exact> class FastBlock {
         const int64_t k = r * kCols + l;
         const double dev_scale = vmax[k] + std::abs(out[k]), round_o = float_rounding(out[k]);
         sabs[k] = float_sum_up(sabs[k], key_end, pl.n_vis, vmax[k]);
-        ddt[k] = float_sum_up(ddt[k], key_end, pl.n_vis, dev_scale, round_o * pl.sdt_sum);
-        dor[k] = float_sum_up(dor[k], key_end, pl.n_vis, dev_scale, round_o * pl.sor_sum);
+        dev[k] = float_sum_up(dev[k], key_end, pl.n_vis, dev_scale, round_o * pl.devw_sum);
         s16[k] = any_below ? float_sum_up(s16[k], key_end, pl.n_vis, dev_scale, round_o * pl.d16_sum) : 0.0;
-        finite = finite && std::isfinite(sabs[k]) && std::isfinite(ddt[k]) && std::isfinite(dor[k]) &&
-                 std::isfinite(s16[k]);
+        finite = finite && std::isfinite(sabs[k]) && std::isfinite(dev[k]) && std::isfinite(s16[k]);
       }
     }
     return finite;
@@ -472,6 +483,7 @@ template <class Exact> class FastBlock {
   OracleResult& o_;
   Exact exact_;
   Arithmetic dt_;
+  std::vector<double> slab_;  // double_slab's widened floats
   double scale_ = 1, g_dt_ = 0, half_compute_ = 0, half_store_ = 0, logit_rounding_ = 0;
   bool transforms_ = false, sinks_ = false;  // softcap, bias or ALiBi; sinks
   double chain_limit_ = 0, chain_slack_ = 1;  // what the v2 logit chain must stay below (row_in_finite_domain)

@@ -6,9 +6,13 @@
 
 namespace attncheck::oracle_detail {
 
-ATTNCHECK_SIMD_CLONES
-void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, const float* akt, int64_t D,
-                         int64_t n16, int64_t tiles, double* dot, double* absd) {
+namespace {
+
+// The body of both logits kernels; KeyTile(t, d, k0, k1, ak) loads tile t's row d:
+// keys as two vectors of 8 doubles, their absolute values as 16 floats.
+template <class KeyTile>
+__attribute__((always_inline)) inline void logits_tiles(const double* qb, const float* aqb, int64_t D, int64_t n16,
+                                                        int64_t tiles, double* dot, double* absd, KeyTile key_tile) {
   static_assert(kTile == 16 && kRows == 4, "the kernel holds 4 rows x (2 vectors of 8 keys, 1 of 16)");
   const double lift = float_sum_factor(D), floor = float_underflow(static_cast<double>(D), 0.0);
   for (int64_t t = 0; t < tiles; ++t) {
@@ -18,9 +22,9 @@ void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, c
       const int64_t d1 = std::min(D, d0 + kFloatChunk);
       v16f af[kRows] = {};
       for (int64_t d = d0; d < d1; ++d) {
-        const double* kr = kt + (t * D + d) * kTile;  // tile t's row d: contiguous
-        const v8d k0 = load8(kr), k1 = load8(kr + 8);
-        const v16f ak = load16f(akt + (t * D + d) * kTile);
+        v8d k0, k1;
+        v16f ak;
+        key_tile(t, d, k0, k1, ak);
         for (int r = 0; r < kRows; ++r) {
           const v8d q = splat8(qb[r * D + d]);
           s[r][0] += q * k0;
@@ -42,18 +46,20 @@ void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, c
   }
 }
 
-ATTNCHECK_SIMD_CLONES
-void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int64_t c0, const double* w,
-                         const float* pw, int64_t stride, int64_t n, double* out, double* sabs) {
+// The body of the values kernel; KeyValues(j, v0, v1, a) loads key j's
+// kCols values as two vectors of 8 doubles and their absolute values as 16 floats.
+template <class KeyValues>
+__attribute__((always_inline)) inline void values_keys(const double* w, const float* pw, int64_t stride, int64_t n,
+                                                       double* out, double* sabs, KeyValues key_values) {
   static_assert(kCols == 16, "two vectors of 8 double columns, one of 16 float columns");
   v8d o[kRows][2] = {}, sa[kRows][2] = {};
   for (int64_t j0 = 0; j0 < n; j0 += kFloatChunk) {
     const int64_t j1 = std::min(n, j0 + kFloatChunk);
     v16f sf[kRows] = {};
     for (int64_t j = j0; j < j1; ++j) {
-      const double* vr = v + j * vstride + c0;
-      const v8d v0 = load8(vr), v1 = load8(vr + 8);
-      const v16f a = abs16f(load16f(vf + j * vstride + c0));
+      v8d v0, v1;
+      v16f a;
+      key_values(j, v0, v1, a);
       for (int r = 0; r < kRows; ++r) {
         const v8d wr = splat8(w[r * stride + j]);
         o[r][0] += wr * v0;
@@ -71,6 +77,44 @@ void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int6
       store8(out + r * kCols + 8 * h, o[r][h]);
       store8(sabs + r * kCols + 8 * h, sa[r][h]);
     }
+}
+
+}  // namespace
+
+ATTNCHECK_SIMD_CLONES
+void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, const float* akt, int64_t D,
+                         int64_t n16, int64_t tiles, double* dot, double* absd) {
+  auto tile = [&](int64_t t, int64_t d, v8d& k0, v8d& k1, v16f& ak) __attribute__((always_inline)) {
+    const double* kr = kt + (t * D + d) * kTile;  // tile t's row d: contiguous
+    k0 = load8(kr);
+    k1 = load8(kr + 8);
+    ak = load16f(akt + (t * D + d) * kTile);
+  };
+  logits_tiles(qb, aqb, D, n16, tiles, dot, absd, tile);
+}
+
+ATTNCHECK_SIMD_CLONES
+void logits_float_kernel(const double* qb, const float* aqb, const float* ktf, int64_t D, int64_t n16, int64_t tiles,
+                         double* dot, double* absd) {
+  auto tile = [&](int64_t t, int64_t d, v8d& k0, v8d& k1, v16f& ak) __attribute__((always_inline)) {
+    const float* kr = ktf + (t * D + d) * kTile;
+    k0 = load8f_widened(kr);
+    k1 = load8f_widened(kr + 8);
+    ak = abs16f(load16f(kr));
+  };
+  logits_tiles(qb, aqb, D, n16, tiles, dot, absd, tile);
+}
+
+ATTNCHECK_SIMD_CLONES
+void values_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* w, const float* pw,
+                         int64_t stride, int64_t n, double* out, double* sabs) {
+  auto key = [&](int64_t j, v8d& v0, v8d& v1, v16f& a) __attribute__((always_inline)) {
+    const float* vr = vf + j * vstride + c0;
+    v0 = load8f_widened(vr);
+    v1 = load8f_widened(vr + 8);
+    a = abs16f(load16f(vr));
+  };
+  values_keys(w, pw, stride, n, out, sabs, key);
 }
 
 namespace {
@@ -118,9 +162,8 @@ namespace {
 // Inlined into each clone of deviation_float_kernel, so it is compiled for that clone's ISA.
 template <bool kSub16>
 __attribute__((always_inline)) inline void deviation_float(const float* vf, int64_t vstride, int64_t c0,
-                                                           const double* o, const float* sdt, const float* sor,
-                                                           const float* d16, int64_t stride, int64_t n,
-                                                           double* dev_dt, double* dev_or, double* sub16) {
+                                                           const double* o, const float* devw, const float* d16,
+                                                           int64_t stride, int64_t n, double* dev, double* sub16) {
   v16f ov[kRows];
   for (int r = 0; r < kRows; ++r) {
     float of[kCols];
@@ -128,25 +171,22 @@ __attribute__((always_inline)) inline void deviation_float(const float* vf, int6
     ov[r] = load16f(of);
   }
   // The double accumulators live in memory: they are touched once a chunk.
-  double ddt[kRows * kCols] = {}, dor[kRows * kCols] = {}, s16[kRows * kCols] = {};
+  double acc[kRows * kCols] = {}, s16[kRows * kCols] = {};
   for (int64_t j0 = 0; j0 < n; j0 += kFloatChunk) {
     const int64_t j1 = std::min(n, j0 + kFloatChunk);
-    v16f fdt[kRows] = {}, f_or[kRows] = {}, f16[kRows] = {};
+    v16f fdev[kRows] = {}, f16[kRows] = {};
     for (int64_t j = j0; j < j1; ++j) {
       const v16f vv = load16f(vf + j * vstride + c0);
       for (int r = 0; r < kRows; ++r) {
         const v16f sp = abs16f(vv - ov[r]);
-        fdt[r] += splat16f(sdt[r * stride + j]) * sp;
-        f_or[r] += splat16f(sor[r * stride + j]) * sp;
+        fdev[r] += splat16f(devw[r * stride + j]) * sp;
         if constexpr (kSub16) f16[r] += splat16f(d16[r * stride + j]) * max16f(abs16f(vv), sp);
       }
     }
     for (int r = 0; r < kRows; ++r)
       for (int h = 0; h < 2; ++h) {
-        double* at = &ddt[r * kCols + 8 * h];
-        store8(at, load8(at) + widen8(fdt[r], h));
-        at = &dor[r * kCols + 8 * h];
-        store8(at, load8(at) + widen8(f_or[r], h));
+        double* at = &acc[r * kCols + 8 * h];
+        store8(at, load8(at) + widen8(fdev[r], h));
         if constexpr (kSub16) {
           at = &s16[r * kCols + 8 * h];
           store8(at, load8(at) + widen8(f16[r], h));
@@ -154,8 +194,7 @@ __attribute__((always_inline)) inline void deviation_float(const float* vf, int6
       }
   }
   for (int k = 0; k < kRows * kCols; ++k) {
-    dev_dt[k] = ddt[k];
-    dev_or[k] = dor[k];
+    dev[k] = acc[k];
     sub16[k] = s16[k];
   }
 }
@@ -163,11 +202,10 @@ __attribute__((always_inline)) inline void deviation_float(const float* vf, int6
 }  // namespace
 
 ATTNCHECK_SIMD_CLONES
-void deviation_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* o, const float* sdt,
-                            const float* sor, const float* d16, int64_t stride, int64_t n, double* dev_dt,
-                            double* dev_or, double* sub16) {
-  if (d16) deviation_float<true>(vf, vstride, c0, o, sdt, sor, d16, stride, n, dev_dt, dev_or, sub16);
-  else deviation_float<false>(vf, vstride, c0, o, sdt, sor, d16, stride, n, dev_dt, dev_or, sub16);
+void deviation_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* o, const float* devw,
+                            const float* d16, int64_t stride, int64_t n, double* dev, double* sub16) {
+  if (d16) deviation_float<true>(vf, vstride, c0, o, devw, d16, stride, n, dev, sub16);
+  else deviation_float<false>(vf, vstride, c0, o, devw, d16, stride, n, dev, sub16);
 }
 
 ATTNCHECK_SIMD_CLONES

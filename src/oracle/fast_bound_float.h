@@ -1,6 +1,7 @@
 // The bound's non-negative sums in float on the oracle's double path (f32,
 // f16, bf16 problems; fast_block.h): sum_d |q_d| |k_jd|, sum_j (p_j + sdt_j) |v_jc|,
-// max_j |v_jc|, sum_j sdt_j |v_jc - o_c|, sum_j sor_j |v_jc - o_c| and the
+// max_j |v_jc|, sum_j (F sdt_j + sor_j) |v_jc - o_c| (F = kBoundSafetyFactor:
+// the implementation's and the oracle's deviation sums in one) and the
 // 16-bit allowance's sum. Each only has to be an upper bound to first order,
 // so it may be formed with 16 float lanes and lifted back over the exact sum
 // (float_sum_factor, float_underflow; docs/tolerance.md, "The bound's sums in
@@ -10,7 +11,7 @@
 // Shapes, for a block of kRows query rows of one head against its keys:
 //   qb [kRows][D] double, aqb [kRows][D] float (|q| rounded up)
 //   kt [n16/kTile][D][kTile] double, akt the same in float (|k| rounded up)
-//   per-key rows [kRows][stride] in float, stride = n16: pw, vis, sdt, sor, d16
+//   per-key rows [kRows][stride] in float, stride = n16: pw, vis, devw, d16
 //   v [n][vstride] double and vf [n][vstride] float (V, exact in float), vstride = whole kCols
 #pragma once
 
@@ -49,7 +50,7 @@ inline double float_underflow(double terms, double scale) { return (terms + 2) *
 // |o - fl(o)| for o rounded to the nearest float.
 inline double float_rounding(double o) { return kFloatU * std::abs(o) + 0x1p-150; }
 
-// A float-formed sum of non-negative terms over n keys (values_mixed_kernel,
+// A float-formed sum of non-negative terms over n keys (values_float_kernel,
 // deviation_float_kernel) lifted over the exact one: float_sum_factor(n), what
 // underflow may take from its `terms` nonzero terms whose factors reach
 // `scale`, and `shift` (for a deviation sum: float_rounding(o) times the sum of
@@ -74,12 +75,20 @@ inline float float_up(double x) {
 void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, const float* akt, int64_t D,
                          int64_t n16, int64_t tiles, double* dot, double* absd);
 
-// Over keys [0, n), columns [c0, c0 + kCols):
+// logits_mixed_kernel for keys that are all floats (HeadKeys::float_keys), held once:
+// ktf [n16/kTile][D][kTile] in float, widened to double for q.k_j (exact) and
+// |ktf| for |K| (exact, so equal to float_up(|k|)). The same results, a third
+// of the memory traffic.
+void logits_float_kernel(const double* qb, const float* aqb, const float* ktf, int64_t D, int64_t n16, int64_t tiles,
+                         double* dot, double* absd);
+
+// Over keys [0, n), columns [c0, c0 + kCols), with V in float (HeadKeys::float_values:
+// every value of the head a float, widened to double exactly):
 //   out[r][c] = sum_j w[r][j] v[j][c] in double (as values_kernel),
-//   sabs[r][c] = sum_j pw[r][j] |vf[j][c]| in float chunks, not yet lifted.   (outputs [kRows][kCols])
+//   sabs[r][c] = sum_j pw[r][j] |v[j][c]| in float chunks, not yet lifted.   (outputs [kRows][kCols])
 // (values_kernel's max_j |v_jc| comes from range_max_kernel or masked_max_kernel.)
-void values_mixed_kernel(const double* v, const float* vf, int64_t vstride, int64_t c0, const double* w,
-                         const float* pw, int64_t stride, int64_t n, double* out, double* sabs);
+void values_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* w, const float* pw,
+                         int64_t stride, int64_t n, double* out, double* sabs);
 
 // Keys per block of column_max_kernel's maxima.
 inline constexpr int64_t kMaxChunk = 64;
@@ -92,12 +101,11 @@ void range_max_kernel(const float* vf, const float* cmax, int64_t begin, int64_t
 // out[c] = max over keys j < n with vis[j] = 1 of |vf[j][c]| (vis [n], out [kCols]).
 void masked_max_kernel(const float* vf, const float* vis, int64_t n, double* out);
 
-// With o [kRows][kCols] rounded to floats ô: dev_dt[r][c] = sum_j sdt[r][j] |vf[j][c] - ô[r][c]|,
-// dev_or the same with sor, and (d16 not null) sub16[r][c] = sum_j d16[r][j] max(|vf[j][c]|, |vf[j][c] - ô[r][c]|),
-// in float chunks, not yet lifted (nor widened by |o - ô| times the row's sum of sdt, sor, d16).
-void deviation_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* o, const float* sdt,
-                            const float* sor, const float* d16, int64_t stride, int64_t n, double* dev_dt,
-                            double* dev_or, double* sub16);
+// With o [kRows][kCols] rounded to floats ô: dev[r][c] = sum_j devw[r][j] |vf[j][c] - ô[r][c]| (devw:
+// row_shifts_kernel's combined weights) and (d16 not null) sub16[r][c] = sum_j d16[r][j] max(|vf[j][c]|, |vf[j][c] - ô[r][c]|),
+// in float chunks, not yet lifted (nor widened by |o - ô| times the row's sum of devw, d16).
+void deviation_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* o, const float* devw,
+                            const float* d16, int64_t stride, int64_t n, double* dev, double* sub16);
 
 // y[0, n) = x[0, n) rounded to the nearest floats.
 void to_float_kernel(const double* x, float* y, int64_t n);

@@ -36,21 +36,20 @@ namespace {
 
 // Inlined into each clone of deviation_kernel, so it is compiled for that clone's ISA.
 template <bool kSub16>
-__attribute__((always_inline)) inline void deviation(const double* v, int64_t vstride, int64_t c0, const double* o, const double* sdt, const double* sor,
-               const double* d16, int64_t stride, int64_t n, double* dev_dt, double* dev_or, double* sub16) {
-  v8d ov[kRows][2], ddt[kRows][2] = {}, dor[kRows][2] = {}, s16[kRows][2] = {};
+__attribute__((always_inline)) inline void deviation(const double* v, int64_t vstride, int64_t c0, const double* o,
+                                                     const double* devw, const double* d16, int64_t stride, int64_t n,
+                                                     double* dev, double* sub16) {
+  v8d ov[kRows][2], acc[kRows][2] = {}, s16[kRows][2] = {};
   for (int r = 0; r < kRows; ++r)
     for (int h = 0; h < 2; ++h) ov[r][h] = load8(o + r * kCols + 8 * h);
   for (int64_t j = 0; j < n; ++j) {
     const double* vr = v + j * vstride + c0;
     const v8d v0 = load8(vr), v1 = load8(vr + 8);
     for (int r = 0; r < kRows; ++r) {
-      const v8d a = splat8(sdt[r * stride + j]), b = splat8(sor[r * stride + j]);
+      const v8d a = splat8(devw[r * stride + j]);
       const v8d sp0 = abs8(v0 - ov[r][0]), sp1 = abs8(v1 - ov[r][1]);
-      ddt[r][0] += a * sp0;
-      ddt[r][1] += a * sp1;
-      dor[r][0] += b * sp0;
-      dor[r][1] += b * sp1;
+      acc[r][0] += a * sp0;
+      acc[r][1] += a * sp1;
       if constexpr (kSub16) {
         const v8d dd = splat8(d16[r * stride + j]);
         s16[r][0] += dd * max8(abs8(v0), sp0);
@@ -60,8 +59,7 @@ __attribute__((always_inline)) inline void deviation(const double* v, int64_t vs
   }
   for (int r = 0; r < kRows; ++r)
     for (int h = 0; h < 2; ++h) {
-      store8(dev_dt + r * kCols + 8 * h, ddt[r][h]);
-      store8(dev_or + r * kCols + 8 * h, dor[r][h]);
+      store8(dev + r * kCols + 8 * h, acc[r][h]);
       store8(sub16 + r * kCols + 8 * h, s16[r][h]);
     }
 }
@@ -69,11 +67,10 @@ __attribute__((always_inline)) inline void deviation(const double* v, int64_t vs
 }  // namespace
 
 ATTNCHECK_SIMD_CLONES
-void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* sdt,
-                      const double* sor, const double* d16, int64_t stride, int64_t n, double* dev_dt, double* dev_or,
-                      double* sub16) {
-  if (d16) deviation<true>(v, vstride, c0, o, sdt, sor, d16, stride, n, dev_dt, dev_or, sub16);
-  else deviation<false>(v, vstride, c0, o, sdt, sor, d16, stride, n, dev_dt, dev_or, sub16);
+void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* devw,
+                      const double* d16, int64_t stride, int64_t n, double* dev, double* sub16) {
+  if (d16) deviation<true>(v, vstride, c0, o, devw, d16, stride, n, dev, sub16);
+  else deviation<false>(v, vstride, c0, o, devw, d16, stride, n, dev, sub16);
 }
 
 ATTNCHECK_SIMD_CLONES
@@ -175,9 +172,10 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
 
 ATTNCHECK_SIMD_CLONES
 bool row_shifts_kernel(const double* p, const double* e_dt, const double* e_or, const double* vis, double E_dt,
-                       double E_or, double weight_floor, double weight_step, double total, double* sdt, double* sor,
+                       double E_or, double weight_floor, double weight_step, double total, double safety, double* devw,
                        double* pw, double* d16, int64_t n) {
   const v8d Ed = splat8(E_dt), Eo = splat8(E_or), floor = splat8(kWeightFloor), one = splat8(1.0), zero = {};
+  const v8d sf = splat8(safety);
   const v8d wf = splat8(weight_floor), ws = splat8(weight_step), tot = splat8(total), wf_l = splat8(weight_floor / total);
   v8d below = {};
   for (int64_t j = 0; j < n; j += 8) {
@@ -186,8 +184,7 @@ bool row_shifts_kernel(const double* p, const double* e_dt, const double* e_or, 
     const v8d gd = load8(e_dt + j) + Ed, go = load8(e_or + j) + Eo;
     const v8d sd = seen * max8(min8(one - pj, pf * expm1_up8(gd)), pf * one_minus_exp_neg_up8(gd));
     const v8d so = seen * max8(min8(one - pj, pf * expm1_up8(go)), pf * one_minus_exp_neg_up8(go));
-    store8(sdt + j, sd);
-    store8(sor + j, so);
+    store8(devw + j, sf * sd + so);
     store8(pw + j, pj + sd);
     if (weight_floor > 0) {
       // A weight that may be stored below the 16-bit format's smallest normal (careful_row).

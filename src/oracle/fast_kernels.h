@@ -21,11 +21,10 @@ inline constexpr int kCols = 16;  // value columns per pass of the V kernels
 void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
                    int64_t stride, int64_t n, double* out, double* sabs, double* vmax);
 
-// Given the outputs o [kRows][kCols]: dev_dt[r][c] = sum_j sdt[r][j] |v[j][c] - o[r][c]|, dev_or the same
-// with sor, and (d16 not null) sub16[r][c] = sum_j d16[r][j] max(|v[j][c]|, |v[j][c] - o[r][c]|).
-void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* sdt,
-                      const double* sor, const double* d16, int64_t stride, int64_t n, double* dev_dt, double* dev_or,
-                      double* sub16);
+// Given the outputs o [kRows][kCols]: dev[r][c] = sum_j devw[r][j] |v[j][c] - o[r][c]| (devw:
+// row_shifts_kernel's combined weights) and (d16 not null) sub16[r][c] = sum_j d16[r][j] max(|v[j][c]|, |v[j][c] - o[r][c]|).
+void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* devw,
+                      const double* d16, int64_t stride, int64_t n, double* dev, double* sub16);
 
 // Sum of x[0, n) with one accumulator per lane (vectorises without reassociating).
 double lane_sum(const double* x, int64_t n);
@@ -64,11 +63,14 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
                                const double* x_dt, const double* x_or, double total, double* p, double* e_dt,
                                double* e_or, int64_t n);
 
-// The weights' shifts (fast_rows.cpp): sdt_j, sor_j from p_j, e_j and E;
-// pw_j = p_j + sdt_j; and with weight_floor > 0 the 16-bit allowance d16_j
-// (docs/tolerance.md section 8). Returns whether any d16_j > 0.
+// The weights' shifts (fast_block.h): sdt_j, sor_j from p_j, e_j and E;
+// pw_j = p_j + sdt_j; devw_j = safety sdt_j + sor_j, the weight of |v_jc - o_c|
+// in the bound (safety b_dt + b_or takes sum_j sdt_j |v_jc - o_c| and
+// sum_j sor_j |v_jc - o_c|, so one sum over devw stands for both); and with
+// weight_floor > 0 the 16-bit allowance d16_j (docs/tolerance.md section 8).
+// devw may be e_dt and pw may be p (in place). Returns whether any d16_j > 0.
 bool row_shifts_kernel(const double* p, const double* e_dt, const double* e_or, const double* vis, double E_dt,
-                       double E_or, double weight_floor, double weight_step, double total, double* sdt, double* sor,
+                       double E_or, double weight_floor, double weight_step, double total, double safety, double* devw,
                        double* pw, double* d16, int64_t n);
 
 // Upper bounds used by the shifts: expm1(g) for 0 <= g < 3 (the series

@@ -17,6 +17,14 @@
 
 namespace attncheck::oracle_detail {
 
+namespace {
+
+// Whether x is a float (or NaN): a problem of a float or 16-bit dtype holds floats,
+// but a law may hand the oracle other doubles.
+bool is_float(double x) { return static_cast<double>(static_cast<float>(x)) == x || std::isnan(x); }
+
+}  // namespace
+
 HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
   const Shape& sh = p.shape;
   HeadKeys h;
@@ -26,8 +34,15 @@ HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
   h.n = std::min(sh.kv_len, p.kv_len_of(bh / sh.heads));
   h.D = sh.head_dim;
   h.n16 = (h.n + kTile - 1) / kTile * kTile;
-  h.kt.assign(h.D * h.n16, 0.0);
-  if (float_bound) h.akt.assign(h.D * h.n16, 0.0f);
+  h.float_keys = float_bound;
+  h.float_values = float_bound;
+  for (int64_t j = 0; j < h.n && (h.float_keys || h.float_values); ++j) {
+    for (int64_t d = 0; d < h.D && h.float_keys; ++d) h.float_keys = is_float(p.k[p.k_at(kv, j, d)]);
+    for (int64_t c = 0; c < sh.value_dim && h.float_values; ++c) h.float_values = is_float(p.v[p.v_at(kv, j, c)]);
+  }
+  if (h.float_keys) h.ktf.assign(h.D * h.n16, 0.0f);
+  else h.kt.assign(h.D * h.n16, 0.0);
+  if (float_bound && !h.float_keys) h.akt.assign(h.D * h.n16, 0.0f);
   h.k_abs_sum.assign(h.n16, 0.0);
   h.norm_tail.assign(h.n + 1, 0.0);
   std::vector<double> norm(h.n);
@@ -38,8 +53,12 @@ HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
       for (int64_t j = j0; j < j1; ++j) {
         const double kd = p.k[p.k_at(kv, j, d)];
         const int64_t at = ((j / kTile) * h.D + d) * kTile + j % kTile;
-        h.kt[at] = kd;
-        if (float_bound) h.akt[at] = float_up(std::abs(kd));
+        if (h.float_keys) {
+          h.ktf[at] = static_cast<float>(kd);
+        } else {
+          h.kt[at] = kd;
+          if (float_bound) h.akt[at] = float_up(std::abs(kd));
+        }
       }
   }
   for (int64_t j = 0; j < h.n; ++j) {
@@ -56,24 +75,18 @@ HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
   for (int64_t j = h.n - 1; j >= 0; --j) h.norm_tail[j] = std::max(h.norm_tail[j + 1], norm[j]);
   const double half_compute = max_finite(compute_dtype(p.dtype)) / 2;
   h.dv_pad = (sh.value_dim + kCols - 1) / kCols * kCols;
-  h.v.assign(h.n * h.dv_pad, 0.0);
-  if (float_bound) h.vf.assign(h.n * h.dv_pad, 0.0f);
-  h.float_values = float_bound;
+  if (h.float_values) h.vf.assign(h.n * h.dv_pad, 0.0f);
+  else h.v.assign(h.n * h.dv_pad, 0.0);
   std::vector<double> col(sh.value_dim, 0.0);
   for (int64_t j = 0; j < h.n; ++j)
     for (int64_t c = 0; c < sh.value_dim; ++c) {
       const double vj = p.v[p.v_at(kv, j, c)];
       const int64_t at = (c / kCols * h.n + j) * kCols + c % kCols;  // slab c / kCols, row j
-      h.v[at] = vj;
+      if (h.float_values) h.vf[at] = static_cast<float>(vj);
+      else h.v[at] = vj;
       h.inputs_finite = h.inputs_finite && std::isfinite(vj);
       col[c] += std::abs(vj);
-      if (float_bound) {
-        const float f = static_cast<float>(vj);  // a problem of a float or 16-bit dtype holds floats
-        h.vf[at] = f;
-        h.float_values = h.float_values && (static_cast<double>(f) == vj || std::isnan(vj));
-      }
     }
-  if (!h.float_values) h.vf.clear();
   if (h.float_values && h.n > 0) {  // (a batch without keys goes to the careful path whole)
     const int64_t blocks = (h.n + kMaxChunk - 1) / kMaxChunk;
     h.vf_max.assign(h.dv_pad / kCols * blocks * kCols, 0.0f);
@@ -97,8 +110,11 @@ class DoubleExact {
         g_or_(gamma(static_cast<double>(p.shape.head_dim) + 3, orc_.u)) {}
 
   void logits(BlockScratch& b, int64_t tiles) {
-    logits_mixed_kernel(b.qb.data(), b.aqbf.data(), h_.kt.data(), h_.akt.data(), D_, n16_, tiles, b.dot.data(),
-                        b.absd.data());
+    if (h_.float_keys)
+      logits_float_kernel(b.qb.data(), b.aqbf.data(), h_.ktf.data(), D_, n16_, tiles, b.dot.data(), b.absd.data());
+    else
+      logits_mixed_kernel(b.qb.data(), b.aqbf.data(), h_.kt.data(), h_.akt.data(), D_, n16_, tiles, b.dot.data(),
+                          b.absd.data());
   }
 
   void weights(int64_t r, BlockScratch& b, int64_t n8, RowLogits& lg, double& m, double& total) {

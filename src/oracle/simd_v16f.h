@@ -44,6 +44,13 @@ __attribute__((always_inline)) inline v8d widen8(v16f v, int h) {
   return __builtin_convertvector(half, v8d);
 }
 
+// Eight floats from memory, widened to double (exact).
+__attribute__((always_inline)) inline v8d load8f_widened(const float* p) {
+  v8f half;
+  std::memcpy(&half, p, sizeof half);
+  return __builtin_convertvector(half, v8d);
+}
+
 // Eight doubles rounded to the nearest floats.
 __attribute__((always_inline)) inline v8f narrow8(v8d v) { return __builtin_convertvector(v, v8f); }
 

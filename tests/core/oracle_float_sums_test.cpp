@@ -53,6 +53,15 @@ TEST(FloatSums, LogitAbsSumsBoundTheExactSums) {
         akt[t] = float_up(std::abs(kt[t]));
       }
       logits_mixed_kernel(qb.data(), aqb.data(), kt.data(), akt.data(), D, n16, tiles, dot.data(), absd.data());
+      {  // Keys held in float alone give the same results, to the bit.
+        const std::vector<float> ktf(kt.begin(), kt.end());
+        std::vector<double> dot_f(kRows * n16), absd_f(kRows * n16);
+        logits_float_kernel(qb.data(), aqb.data(), ktf.data(), D, n16, tiles, dot_f.data(), absd_f.data());
+        for (int64_t t = 0; t < kRows * n16; ++t) {
+          ASSERT_EQ(dot_f[t], dot[t]) << "D " << D << " element " << t;
+          ASSERT_EQ(absd_f[t], absd[t]) << "D " << D << " element " << t;
+        }
+      }
       const bool underflows = sc[0] * sc[1] / static_cast<double>(D) < 0x1p-100;
       for (int r = 0; r < kRows; ++r)
         for (int64_t j = 0; j < n16; ++j) {
@@ -67,33 +76,33 @@ TEST(FloatSums, LogitAbsSumsBoundTheExactSums) {
     }
 }
 
-// One block of kRows rows over n keys: the per-key rows (w, pw, sdt, sor, d16)
+// One block of kRows rows over n keys: the per-key rows (w, pw, devw, d16)
 // and one slab of kCols value columns.
 struct Block {
   int64_t n;
-  std::vector<double> w, pw, sdt, sor, d16, v;  // [kRows][n] each; v [n][kCols]
-  std::vector<float> pwf, sdtf, sorf, d16f, vf;
+  std::vector<double> w, pw, devw, d16, v;  // [kRows][n] each; v [n][kCols]
+  std::vector<float> pwf, devwf, d16f, vf;
 };
 
 // weight: about how large each weight is; value: about how large |v| is.
 Block draw_block(std::mt19937_64& rng, int64_t n, double weight, double value) {
-  Block b{n, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Block b{n, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   std::uniform_real_distribution<double> u(0, 1);
-  for (auto* a : {&b.w, &b.pw, &b.sdt, &b.sor, &b.d16}) a->resize(kRows * n);
+  for (auto* a : {&b.w, &b.pw, &b.devw, &b.d16}) a->resize(kRows * n);
   for (int64_t t = 0; t < kRows * n; ++t) {
     // Every fourth weight 1e-6 of the others: with weight 1e-40 it rounds to 0 in float.
     const double p = weight * u(rng) * (t % 4 == 0 ? 1e-6 : 1.0);
     b.w[t] = p;
-    b.sdt[t] = p * 1e-3 * u(rng);
-    b.sor[t] = p * 1e-12 * u(rng);
+    const double sdt = p * 1e-3 * u(rng), sor = p * 1e-12 * u(rng);
+    b.devw[t] = kBoundSafetyFactor * sdt + sor;  // as row_shifts_kernel forms it
     b.d16[t] = t % 3 == 0 ? 0x1p-25 * u(rng) : 0.0;
-    b.pw[t] = p + b.sdt[t];
+    b.pw[t] = p + sdt;
   }
   b.v.resize(n * kCols);
   // value < 0: near-equal values 1 + k 2^-20, k = 0..3 (|v_j - o| far below |o|).
   for (auto& x : b.v) x = value < 0 ? 1 + static_cast<double>(rng() % 4) * 0x1p-20 : float_near(rng, value);
   b.vf.assign(b.v.begin(), b.v.end());
-  for (auto [x, y] : {std::pair{&b.pw, &b.pwf}, {&b.sdt, &b.sdtf}, {&b.sor, &b.sorf}, {&b.d16, &b.d16f}}) {
+  for (auto [x, y] : {std::pair{&b.pw, &b.pwf}, {&b.devw, &b.devwf}, {&b.d16, &b.d16f}}) {
     y->resize(x->size());
     to_float_kernel(x->data(), y->data(), static_cast<int64_t>(x->size()));
   }
@@ -108,28 +117,31 @@ TEST(FloatSums, ValueAndDeviationSumsBoundTheExactSums) {
   for (int64_t n : {1, 63, 64, 65, 200, 1000})
     for (const auto& c : cases) {
       const Block b = draw_block(rng, n, c[0], c[1]);
-      double out[kRows * kCols], sabs[kRows * kCols], ddt[kRows * kCols], dor[kRows * kCols], s16[kRows * kCols];
-      values_mixed_kernel(b.v.data(), b.vf.data(), kCols, 0, b.w.data(), b.pwf.data(), n, n, out, sabs);
+      double out[kRows * kCols], sabs[kRows * kCols], dev[kRows * kCols], s16[kRows * kCols];
+      values_float_kernel(b.vf.data(), kCols, 0, b.w.data(), b.pwf.data(), n, n, out, sabs);
+      {  // The exact sum is values_kernel's, which reads V in double, to the bit.
+        double out_d[kRows * kCols], sabs_d[kRows * kCols], vmax_d[kRows * kCols];
+        std::vector<double> vis(kRows * n, 1.0);
+        values_kernel(b.v.data(), kCols, 0, b.w.data(), b.pw.data(), vis.data(), n, n, out_d, sabs_d, vmax_d);
+        for (int k = 0; k < kRows * kCols; ++k) ASSERT_EQ(out[k], out_d[k]) << "n " << n << " element " << k;
+      }
       // The output as the oracle forms it (a double, in general not a float), perturbed off the float grid.
       for (int k = 0; k < kRows * kCols; ++k)
         out[k] = c[1] < 0 ? 1 + 1.5 * 0x1p-20 + 3e-9 * (k + 1) : out[k] / std::max(1e-300, static_cast<double>(n) * c[0]) * (1 + 1e-12);
-      deviation_float_kernel(b.vf.data(), kCols, 0, out, b.sdtf.data(), b.sorf.data(), b.d16f.data(), n, n, ddt, dor,
-                             s16);
+      deviation_float_kernel(b.vf.data(), kCols, 0, out, b.devwf.data(), b.d16f.data(), n, n, dev, s16);
       const bool underflows = c[0] * c[1] < 0x1p-100;
       for (int r = 0; r < kRows; ++r) {
-        const double* at = &b.sdt[r * n];
-        const double sdt_sum = double_sum_up(lane_sum(at, n), n), sor_sum = double_sum_up(lane_sum(&b.sor[r * n], n), n),
+        const double devw_sum = double_sum_up(lane_sum(&b.devw[r * n], n), n),
                      d16_sum = double_sum_up(lane_sum(&b.d16[r * n], n), n);
         for (int l = 0; l < kCols; ++l) {
           const int k = r * kCols + l;
           const long double o = out[k];
-          long double e_abs = 0, e_dt = 0, e_or = 0, e_16 = 0, vmax = 0;
+          long double e_abs = 0, e_dev = 0, e_16 = 0, vmax = 0;
           for (int64_t j = 0; j < n; ++j) {
-            const long double vj = b.v[j * kCols + l], dev = std::abs(vj - o);
+            const long double vj = b.v[j * kCols + l], spread = std::abs(vj - o);
             e_abs += b.pw[r * n + j] * std::abs(vj);
-            e_dt += b.sdt[r * n + j] * dev;
-            e_or += b.sor[r * n + j] * dev;
-            e_16 += b.d16[r * n + j] * std::max(std::abs(vj), dev);
+            e_dev += b.devw[r * n + j] * spread;
+            e_16 += b.d16[r * n + j] * std::max(std::abs(vj), spread);
             vmax = std::max(vmax, std::abs(vj));
           }
           const double vm = static_cast<double>(vmax), scale = vm + std::abs(out[k]), round_o = float_rounding(out[k]);
@@ -140,10 +152,8 @@ TEST(FloatSums, ValueAndDeviationSumsBoundTheExactSums) {
           const double slack_dev = (underflows ? 2 : 1) * float_underflow(terms, scale);
           expect_tight_upper(float_sum_up(sabs[k], n, terms, vm), e_abs, slack_abs, "sum_j pw_j |v_j|");
           // The deviation sums may also carry |o - fl(o)| times their weights' sum.
-          expect_tight_upper(float_sum_up(ddt[k], n, terms, scale, round_o * sdt_sum), e_dt,
-                             slack_dev + 2 * round_o * sdt_sum, "sum_j sdt_j |v_j - o|");
-          expect_tight_upper(float_sum_up(dor[k], n, terms, scale, round_o * sor_sum), e_or,
-                             slack_dev + 2 * round_o * sor_sum, "sum_j sor_j |v_j - o|");
+          expect_tight_upper(float_sum_up(dev[k], n, terms, scale, round_o * devw_sum), e_dev,
+                             slack_dev + 2 * round_o * devw_sum, "sum_j devw_j |v_j - o|");
           expect_tight_upper(float_sum_up(s16[k], n, terms, scale, round_o * d16_sum), e_16,
                              slack_dev + 2 * round_o * d16_sum, "sum_j d16_j max(|v_j|, |v_j - o|)");
           if (HasFailure()) return;
