@@ -18,6 +18,7 @@ inline constexpr int kCols = 16;  // value columns per pass of the V kernels
 // Over keys [0, n), columns [c0, c0 + kCols):
 //   out[r][c] = sum_j w[r][j] v[j][c], sabs[r][c] = sum_j pw[r][j] |v[j][c]|,
 //   vmax[r][c] = max over keys with vis[r][j] = 1 of |v[j][c]|.   (outputs [kRows][kCols])
+// out may be null (the f64 path forms the sum in double-word itself): then w is not read.
 void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
                    int64_t stride, int64_t n, double* out, double* sabs, double* vmax);
 
@@ -38,6 +39,10 @@ namespace attncheck::oracle_detail {
 
 // s_j = scale dot_j, a_j = |scale| absd_j in place; returns the largest s_j over visible keys (-inf if none).
 double scale_logits_kernel(double* dot, double* absd, const double* vis, double scale, int64_t n);
+
+// The domain test's maxima over keys [0, n) (any n): raw = max(0, max_j a_j) and
+// stored = max(0, max_j |dot_j| + rounding a_j), std::max's way (a NaN term is passed over).
+void logit_maxima_kernel(const double* dot, const double* a, double rounding, int64_t n, double& raw, double& stored);
 
 // x_j = s_j - m for visible keys, 0 for the others.
 void offsets_kernel(const double* s, const double* vis, double m, double* x, int64_t n);

@@ -104,6 +104,7 @@ namespace {
 class DoubleExact {
  public:
   static constexpr bool kFloatBound = true;
+  static constexpr bool kValuesFromDouble = true;   // values divides the double sums by the total
 
   DoubleExact(const Problem& p, const HeadKeys& h, int64_t)
       : h_(h), n16_(h.n16), D_(p.shape.head_dim), scale_(p.effective_scale()), orc_(oracle_arithmetic<double>(kVectorExpUlps)),
