@@ -73,6 +73,8 @@ struct HeadKeys {
   const double* v_slab(int64_t c0) const { return v.data() + c0 * n; }  // columns [c0, c0 + kCols): [kv_len][kCols]
   const float* vf_slab(int64_t c0) const { return vf.data() + c0 * n; }
   const float* vf_max_slab(int64_t c0) const { return vf_max.data() + c0 * ((n + kMaxChunk - 1) / kMaxChunk); }
+  std::vector<double> v_max;       // the same for v, when not float_values (column_max_kernel_d's)
+  const double* v_max_slab(int64_t c0) const { return v_max.data() + c0 * ((n + kMaxChunkD - 1) / kMaxChunkD); }
   bool float_values = false;       // float_bound asked and every v of the head is a float: the V sums in float
   bool inputs_finite = true;       // every k and v of the head is finite, and every sum_j |v_jc| is below C / 2
 };
@@ -418,8 +420,16 @@ template <class Exact> class FastBlock {
       // The sum in double only where Exact takes it (values' contract).
       const bool exact_in_double = !h_.float_values && Exact::kValuesFromDouble;
       const double* v = double_slab(c0);
+      // max_j |v_jc|: from the float path already, by blocks where every row's keys are a range, else masked here.
+      bool masked_max = false;
+      for (int64_t r = 0; r < count && !h_.float_values; ++r)
+        masked_max |= !plan[r].careful && !plan[r].empty && !plan[r].range;
       values_kernel(v, kCols, 0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, exact_in_double ? out : nullptr,
-                    sabs, vmax);
+                    sabs, masked_max ? vmax : nullptr);
+      if (!h_.float_values && !masked_max)
+        for (int64_t r = 0; r < count; ++r)
+          if (!plan[r].careful && !plan[r].empty)
+            range_max_kernel_d(v, h_.v_max_slab(c0), plan[r].first, plan[r].last, &vmax[r * kCols]);
       if (!h_.float_values) exact_.values(c0, b, key_end, plan, out);
       deviation_kernel(v, kCols, 0, out, b.devw.data(), any_below ? b.d16.data() : nullptr, n16, key_end, dev, s16);
     }
