@@ -34,6 +34,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -72,6 +73,8 @@ struct HeadKeys {
   const double* v_slab(int64_t c0) const { return v.data() + c0 * n; }  // columns [c0, c0 + kCols): [kv_len][kCols]
   const float* vf_slab(int64_t c0) const { return vf.data() + c0 * n; }
   const float* vf_max_slab(int64_t c0) const { return vf_max.data() + c0 * ((n + kMaxChunk - 1) / kMaxChunk); }
+  std::vector<double> v_max;       // the same for v, when not float_values (column_max_kernel_d's)
+  const double* v_max_slab(int64_t c0) const { return v_max.data() + c0 * ((n + kMaxChunkD - 1) / kMaxChunkD); }
   bool float_values = false;       // float_bound asked and every v of the head is a float: the V sums in float
   bool inputs_finite = true;       // every k and v of the head is finite, and every sum_j |v_jc| is below C / 2
 };
@@ -158,9 +161,10 @@ struct RowPlan {
 //       double, and m and sum_j w_j (with the sink's exp(s - m), into
 //       RowLogits' w_sink) rounded to double;
 //   void clear(int64_t r): row r contributes nothing to the block's sums;
+//   static constexpr bool kValuesFromDouble: values takes sum_j w_j v_jc in double on entry;
 //   void values(int64_t c0, const BlockScratch&, int64_t key_end, const RowPlan*, double* out):
-//       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel or values_float_kernel),
-//       on exit the block's outputs rounded to double;
+//       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel or values_float_kernel)
+//       if kValuesFromDouble, on exit the block's outputs rounded to double;
 //   LogitErrorTerms oracle_terms(double ascale) const, double accumulation(double n) const,
 //   double floor(double n) const: the oracle's own error terms (per-key logit
 //       error, coefficient of sum_j p_j |v_jc|, absolute floor);
@@ -238,10 +242,16 @@ template <class Exact> class FastBlock {
     const int64_t n8 = (key_end + 7) / 8 * 8;  // within the tiles the logits kernel formed
     const double* bias = p_.has_bias() ? &p_.bias[p_.bias_at(bh_, i, 0)] : nullptr;  // [kv_len]
     double n_vis = 0;
-    for (int64_t j = 0; j < n8; ++j) {
-      const bool seen = j >= keys.begin && j < keys.end && p_.mask_allows(bh_, i, j) && (!bias || bias[j] != -kInf);
-      vis[j] = seen ? 1.0 : 0.0;
-      n_vis += vis[j];
+    if (p_.mask.empty() && !bias) {  // the keys of the range, as the loop below would find them
+      std::fill(vis, vis + n8, 0.0);
+      std::fill(vis + keys.begin, vis + keys.end, 1.0);
+      n_vis = static_cast<double>(keys.end - keys.begin);
+    } else {
+      for (int64_t j = 0; j < n8; ++j) {
+        const bool seen = j >= keys.begin && j < keys.end && p_.mask_allows(bh_, i, j) && (!bias || bias[j] != -kInf);
+        vis[j] = seen ? 1.0 : 0.0;
+        n_vis += vis[j];
+      }
     }
     plan.range = n_vis == static_cast<double>(keys.end - keys.begin);
     plan.first = keys.begin;
@@ -355,10 +365,7 @@ template <class Exact> class FastBlock {
     const double* dot = &b.dot[r * h_.n16];
     const double* absd = &b.absd[r * h_.n16];
     double raw_max = 0, stored_max = 0;
-    for (int64_t j = 0; j < key_end && clear_inside; ++j) {
-      raw_max = std::max(raw_max, absd[j]);
-      stored_max = std::max(stored_max, std::abs(dot[j]) + logit_rounding_ * absd[j]);
-    }
+    if (clear_inside) logit_maxima_kernel(dot, absd, logit_rounding_, key_end, raw_max, stored_max);
     // Keys no row of the block sees were not formed: Cauchy-Schwarz bounds them,
     // sum_d |q_d k_jd| <= ||q|| ||k_j||.
     const double tail = std::sqrt(qsq) * h_.norm_tail[key_end];
@@ -410,13 +417,20 @@ template <class Exact> class FastBlock {
       in_double = !lift_float_sums(count, lanes, key_end, plan, any_below, out, vmax, sabs, dev, s16);
     }
     if (in_double) {  // the f64 path, V not all floats, or a float sum that overflowed
-      double out_d[kRows * kCols];
+      // The sum in double only where Exact takes it (values' contract).
+      const bool exact_in_double = !h_.float_values && Exact::kValuesFromDouble;
       const double* v = double_slab(c0);
-      values_kernel(v, kCols, 0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, out_d, sabs, vmax);
-      if (!h_.float_values) {
-        std::copy(out_d, out_d + kRows * kCols, out);
-        exact_.values(c0, b, key_end, plan, out);
-      }
+      // max_j |v_jc|: from the float path already, by blocks where every row's keys are a range, else masked here.
+      bool masked_max = false;
+      for (int64_t r = 0; r < count && !h_.float_values; ++r)
+        masked_max |= !plan[r].careful && !plan[r].empty && !plan[r].range;
+      values_kernel(v, kCols, 0, b.w.data(), b.pw.data(), b.vis.data(), n16, key_end, exact_in_double ? out : nullptr,
+                    sabs, masked_max ? vmax : nullptr);
+      if (!h_.float_values && !masked_max)
+        for (int64_t r = 0; r < count; ++r)
+          if (!plan[r].careful && !plan[r].empty)
+            range_max_kernel_d(v, h_.v_max_slab(c0), plan[r].first, plan[r].last, &vmax[r * kCols]);
+      if (!h_.float_values) exact_.values(c0, b, key_end, plan, out);
       deviation_kernel(v, kCols, 0, out, b.devw.data(), any_below ? b.d16.data() : nullptr, n16, key_end, dev, s16);
     }
     const double store = std::numeric_limits<double>::epsilon() / 2;  // exact rounded to double
@@ -503,16 +517,22 @@ template <class Exact> void fast_head_with(const Problem& p, int64_t bh, OracleR
     return;
   }
   const int64_t blocks = (rows + kRows - 1) / kRows;
-  // Blocks write disjoint rows of o.
-  parallel_for(blocks, block_flop, [&](int64_t begin, int64_t end) {
-    BlockScratch b;
-    b.resize(sh.head_dim, h.n16);
-    FastBlock<Exact> block(p, h, bh, o);
-    for (int64_t k = begin; k < end; ++k) {
-      const int64_t i0 = k * kRows;
-      block.rows(i0, std::min<int64_t>(kRows, rows - i0), b);
-    }
-  });
+  // Blocks write disjoint rows of o. Each worker takes the next block when it
+  // is done with one: blocks differ in cost (a causal block's keys grow with
+  // its rows), and equal ranges of blocks would leave one core idle for a
+  // quarter of a causal head.
+  const int64_t workers = std::min<int64_t>(compute_threads(), blocks);
+  std::atomic<int64_t> next{0};
+  parallel_for(workers, block_flop * static_cast<double>(blocks) / static_cast<double>(workers),
+               [&](int64_t, int64_t) {
+                 BlockScratch b;
+                 b.resize(sh.head_dim, h.n16);
+                 FastBlock<Exact> block(p, h, bh, o);
+                 for (int64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
+                   const int64_t i0 = k * kRows;
+                   block.rows(i0, std::min<int64_t>(kRows, rows - i0), b);
+                 }
+               });
 }
 
 }  // namespace attncheck::oracle_detail

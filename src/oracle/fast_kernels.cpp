@@ -1,13 +1,20 @@
 #include "oracle/fast_kernels.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "oracle/simd_clones.h"
 #include "oracle/simd_v8d.h"
 
 namespace attncheck::oracle_detail {
 
-ATTNCHECK_SIMD_CLONES
-void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
-                   int64_t stride, int64_t n, double* out, double* sabs, double* vmax) {
+namespace {
+
+// Inlined into each clone of values_kernel; kOut, kMax: out, vmax are asked for.
+template <bool kOut, bool kMax>
+__attribute__((always_inline)) inline void values(const double* v, int64_t vstride, int64_t c0, const double* w,
+                                                  const double* pw, const double* vis, int64_t stride, int64_t n,
+                                                  double* out, double* sabs, double* vmax) {
   static_assert(kCols == 16, "two vectors of 8 columns");
   v8d o[kRows][2] = {}, sa[kRows][2] = {}, vm[kRows][2] = {};
   for (int64_t j = 0; j < n; ++j) {
@@ -15,21 +22,76 @@ void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w
     const v8d v0 = load8(vr), v1 = load8(vr + 8);
     const v8d a0 = abs8(v0), a1 = abs8(v1);
     for (int r = 0; r < kRows; ++r) {
-      const v8d wr = splat8(w[r * stride + j]), pr = splat8(pw[r * stride + j]), seen = splat8(vis[r * stride + j]);
-      o[r][0] += wr * v0;
-      o[r][1] += wr * v1;
+      const v8d pr = splat8(pw[r * stride + j]);
+      if constexpr (kOut) {
+        const v8d wr = splat8(w[r * stride + j]);
+        o[r][0] += wr * v0;
+        o[r][1] += wr * v1;
+      }
       sa[r][0] += pr * a0;
       sa[r][1] += pr * a1;
-      vm[r][0] = max8(vm[r][0], seen * a0);
-      vm[r][1] = max8(vm[r][1], seen * a1);
+      if constexpr (kMax) {
+        const v8d seen = splat8(vis[r * stride + j]);
+        vm[r][0] = max8(vm[r][0], seen * a0);
+        vm[r][1] = max8(vm[r][1], seen * a1);
+      }
     }
   }
   for (int r = 0; r < kRows; ++r)
     for (int h = 0; h < 2; ++h) {
-      store8(out + r * kCols + 8 * h, o[r][h]);
+      if constexpr (kOut) store8(out + r * kCols + 8 * h, o[r][h]);
       store8(sabs + r * kCols + 8 * h, sa[r][h]);
-      store8(vmax + r * kCols + 8 * h, vm[r][h]);
+      if constexpr (kMax) store8(vmax + r * kCols + 8 * h, vm[r][h]);
     }
+}
+
+}  // namespace
+
+ATTNCHECK_SIMD_CLONES
+void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
+                   int64_t stride, int64_t n, double* out, double* sabs, double* vmax) {
+  if (out && vmax) values<true, true>(v, vstride, c0, w, pw, vis, stride, n, out, sabs, vmax);
+  else if (out) values<true, false>(v, vstride, c0, w, pw, vis, stride, n, out, sabs, vmax);
+  else if (vmax) values<false, true>(v, vstride, c0, w, pw, vis, stride, n, out, sabs, vmax);
+  else values<false, false>(v, vstride, c0, w, pw, vis, stride, n, out, sabs, vmax);
+}
+
+namespace {
+__attribute__((always_inline)) inline void span_max_d(const double* v, int64_t begin, int64_t end, v8d& m0, v8d& m1) {
+  for (int64_t j = begin; j < end; ++j) {
+    m0 = max8(m0, abs8(load8(v + j * kCols)));
+    m1 = max8(m1, abs8(load8(v + j * kCols + 8)));
+  }
+}
+}  // namespace
+
+ATTNCHECK_SIMD_CLONES
+void column_max_kernel_d(const double* v, int64_t n, double* cmax) {
+  static_assert(kCols == 16, "two vectors of 8 columns");
+  for (int64_t t = 0; t * kMaxChunkD < n; ++t) {
+    v8d m0 = {}, m1 = {};
+    span_max_d(v, t * kMaxChunkD, std::min(n, (t + 1) * kMaxChunkD), m0, m1);
+    store8(cmax + t * kCols, m0);
+    store8(cmax + t * kCols + 8, m1);
+  }
+}
+
+ATTNCHECK_SIMD_CLONES
+void range_max_kernel_d(const double* v, const double* cmax, int64_t begin, int64_t end, double* out) {
+  v8d m0 = {}, m1 = {};
+  const int64_t first = (begin + kMaxChunkD - 1) / kMaxChunkD, last = end / kMaxChunkD;  // whole blocks [first, last)
+  if (first >= last) {
+    span_max_d(v, begin, end, m0, m1);
+  } else {
+    span_max_d(v, begin, first * kMaxChunkD, m0, m1);
+    for (int64_t t = first; t < last; ++t) {
+      m0 = max8(m0, load8(cmax + t * kCols));
+      m1 = max8(m1, load8(cmax + t * kCols + 8));
+    }
+    span_max_d(v, last * kMaxChunkD, end, m0, m1);
+  }
+  store8(out, m0);
+  store8(out + 8, m1);
 }
 
 namespace {
@@ -110,6 +172,25 @@ double scale_logits_kernel(double* dot, double* absd, const double* vis, double 
     m = max8(m, load8(vis + j) > 0 ? s : neg_inf);
   }
   return hmax(m);
+}
+
+ATTNCHECK_SIMD_CLONES
+void logit_maxima_kernel(const double* dot, const double* a, double rounding, int64_t n, double& raw, double& stored) {
+  const v8d lr = splat8(rounding);
+  v8d r = {}, st = {};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const v8d av = load8(a + j);
+    r = max8(r, av);
+    st = max8(st, abs8(load8(dot + j)) + lr * av);
+  }
+  double rm = hmax(r), sm = hmax(st);
+  for (; j < n; ++j) {
+    rm = std::max(rm, a[j]);
+    sm = std::max(sm, std::abs(dot[j]) + rounding * a[j]);
+  }
+  raw = rm;
+  stored = sm;
 }
 
 ATTNCHECK_SIMD_CLONES

@@ -18,6 +18,8 @@ inline constexpr int kCols = 16;  // value columns per pass of the V kernels
 // Over keys [0, n), columns [c0, c0 + kCols):
 //   out[r][c] = sum_j w[r][j] v[j][c], sabs[r][c] = sum_j pw[r][j] |v[j][c]|,
 //   vmax[r][c] = max over keys with vis[r][j] = 1 of |v[j][c]|.   (outputs [kRows][kCols])
+// out may be null (the f64 path forms the sum in double-word itself): then w is not read;
+// vmax may be null (the maxima come from range_max_kernel_d): then vis is not read.
 void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
                    int64_t stride, int64_t n, double* out, double* sabs, double* vmax);
 
@@ -25,6 +27,14 @@ void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w
 // row_shifts_kernel's combined weights) and (d16 not null) sub16[r][c] = sum_j d16[r][j] max(|v[j][c]|, |v[j][c] - o[r][c]|).
 void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* devw,
                       const double* d16, int64_t stride, int64_t n, double* dev, double* sub16);
+
+// The double V's column maxima (the f64 path; fast_bound_float.h has the float
+// ones): cmax[t][c] = max over keys [t kMaxChunkD, (t + 1) kMaxChunkD) ∩ [0, n)
+// of |v[j][c]|, one slab of kCols columns (v [n][kCols], cmax [ceil(n / kMaxChunkD)][kCols]);
+// and out[c] = max over keys [begin, end) of |v[j][c]| from them (exact; 0 for an empty range).
+inline constexpr int64_t kMaxChunkD = 64;
+void column_max_kernel_d(const double* v, int64_t n, double* cmax);
+void range_max_kernel_d(const double* v, const double* cmax, int64_t begin, int64_t end, double* out);
 
 // Sum of x[0, n) with one accumulator per lane (vectorises without reassociating).
 double lane_sum(const double* x, int64_t n);
@@ -38,6 +48,10 @@ namespace attncheck::oracle_detail {
 
 // s_j = scale dot_j, a_j = |scale| absd_j in place; returns the largest s_j over visible keys (-inf if none).
 double scale_logits_kernel(double* dot, double* absd, const double* vis, double scale, int64_t n);
+
+// The domain test's maxima over keys [0, n) (any n): raw = max(0, max_j a_j) and
+// stored = max(0, max_j |dot_j| + rounding a_j), std::max's way (a NaN term is passed over).
+void logit_maxima_kernel(const double* dot, const double* a, double rounding, int64_t n, double& raw, double& stored);
 
 // x_j = s_j - m for visible keys, 0 for the others.
 void offsets_kernel(const double* s, const double* vis, double m, double* x, int64_t n);

@@ -92,6 +92,11 @@ HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
     h.vf_max.assign(h.dv_pad / kCols * blocks * kCols, 0.0f);
     for (int64_t c0 = 0; c0 < h.dv_pad; c0 += kCols) column_max_kernel(h.vf_slab(c0), h.n, h.vf_max.data() + c0 * blocks);
   }
+  if (!h.float_values && h.n > 0) {
+    const int64_t blocks = (h.n + kMaxChunkD - 1) / kMaxChunkD;
+    h.v_max.assign(h.dv_pad / kCols * blocks * kCols, 0.0);
+    for (int64_t c0 = 0; c0 < h.dv_pad; c0 += kCols) column_max_kernel_d(h.v_slab(c0), h.n, h.v_max.data() + c0 * blocks);
+  }
   for (double s : col) h.inputs_finite = h.inputs_finite && s * kDomainMargin < half_compute;
   return h;
 }
@@ -104,6 +109,7 @@ namespace {
 class DoubleExact {
  public:
   static constexpr bool kFloatBound = true;
+  static constexpr bool kValuesFromDouble = true;   // values divides the double sums by the total
 
   DoubleExact(const Problem& p, const HeadKeys& h, int64_t)
       : h_(h), n16_(h.n16), D_(p.shape.head_dim), scale_(p.effective_scale()), orc_(oracle_arithmetic<double>(kVectorExpUlps)),

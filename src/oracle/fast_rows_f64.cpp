@@ -38,6 +38,7 @@ namespace {
 class DoubleWordExact {
  public:
   static constexpr bool kFloatBound = false;  // an f64 problem's values need not fit a float
+  static constexpr bool kValuesFromDouble = false;  // values forms the sums in double-word itself
 
   DoubleWordExact(const Problem& p, const HeadKeys& h, int64_t)
       : h_(h), n16_(h.n16), D_(p.shape.head_dim), scale_(p.effective_scale()) {
