@@ -12,22 +12,32 @@
 #              a few minutes on 2 cores (L <= 1024, the oracle at L = 256, the
 #              tiny plugin call, check of the three references). "." runs every
 #              benchmark: the oracle at L = 4096 and above takes hours today.
+# REPS=N (environment, default 1): each benchmark N times, and the table gives
+# the medians (this machine's timings swing by a third from run to run).
 # The JSON is kept in BUILD_DIR/bench-table.json.
 set -euo pipefail
 build=${1:-build}
 filter=${2:-'^(gemm_peak|forward/[a-z]+/B1H8L(256|1024)D|torch/(f64/)?B1H8L(256|1024)D|oracle/f(32|64)/B1H8L256D|plugin_overhead/[a-z_]+/[a-z_]+/B1H1L1D1|check/(reference|naive|online)/)'}
 json="$build/bench-table.json"
+reps=${REPS:-1}
+repeat=()
+if [ "$reps" -gt 1 ]; then repeat=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true); fi
 "$build/bench/attncheck_bench" --benchmark_filter="$filter" --benchmark_out="$json" \
-  --benchmark_out_format=json >&2
-python3 - "$json" <<'PY'
+  --benchmark_out_format=json "${repeat[@]}" >&2
+/usr/bin/python3 - "$json" "$reps" <<'PY'
 import json, re, sys
 
 data = json.load(open(sys.argv[1]))
-# Google Benchmark appends /iterations:N and /real_time to the registered name.
+reps = int(sys.argv[2])
+# Google Benchmark appends /iterations:N and /real_time to the registered name
+# (and _median to a median's).
 def base(name):
-    return re.sub(r"/(iterations:\d+|real_time|manual_time|repeats:\d+)", "", name)
+    return re.sub(r"/(iterations:\d+|real_time|manual_time|repeats:\d+)", "", re.sub(r"_median$", "", name))
 
-rows = [(base(b["name"]), b) for b in data["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+if reps > 1:
+    rows = [(base(b["name"]), b) for b in data["benchmarks"] if b.get("aggregate_name") == "median"]
+else:
+    rows = [(base(b["name"]), b) for b in data["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
 by_name = {n: b for n, b in rows}
 gflops = {n: b.get("GFLOP/s") for n, b in rows}
 peak = gflops.get("gemm_peak")
@@ -52,7 +62,8 @@ def fmt_time(s):
 
 ctx = data["context"]
 print(f"Measured {ctx['date']} on {ctx['num_cpus']} CPUs at {ctx['mhz_per_cpu']} MHz "
-      f"(load average {', '.join(f'{x:.2f}' for x in ctx.get('load_avg', []))}), by `bench/run-table.sh`.\n")
+      f"(load average {', '.join(f'{x:.2f}' for x in ctx.get('load_avg', []))}), by `bench/run-table.sh`"
+      + (f", medians of {reps} runs" if reps > 1 else "") + ".\n")
 print("| benchmark | time | GFLOP/s | vs torch | vs gemm_peak | note |")
 print("|---|---|---|---|---|---|")
 for name, b in rows:
@@ -65,6 +76,14 @@ for name, b in rows:
     if m:
         direct = by_name.get(f"plugin_overhead/{m.group(1)}/direct/{m.group(3)}")
         if direct: note = f"{m.group(2).replace('_', '-')} / direct = {seconds(b) / seconds(direct):.3f}"
+    # Issue #12's anchors: the oracle's double path against libtorch's f64 SDPA,
+    # its f64 path against its double path.
+    m = re.match(r"oracle/f32/(.*)", name)
+    if m and gflops.get("torch/f64/" + m.group(1)) and g:
+        note = f"vs torch f64 = {g / gflops['torch/f64/' + m.group(1)]:.2f}"
+    m = re.match(r"oracle/f64/(.*)", name)
+    if m and gflops.get("oracle/f32/" + m.group(1)) and g:
+        note = f"vs oracle/f32 = {g / gflops['oracle/f32/' + m.group(1)]:.2f}"
     if "exit_status" in b: note = f"exit status {int(b['exit_status'])}"
     if "max_rss_MiB" in b: note = f"peak RSS {b['max_rss_MiB']:.0f} MiB"
     if b.get("label"): note = (note + "; " if note else "") + b["label"]
