@@ -91,6 +91,36 @@ TEST(OraclePaths, FastAgreesWithCarefulOnRandomProblems) {
   }
 }
 
+// The double path holds a head's K and V in float alone when they are all
+// floats (fast_block.h HeadKeys); a law may hand it an f32 problem whose keys
+// or values are not (a transformed copy): then K in double with |K| rounded up
+// to floats, or V in double, and the same agreement with the careful path.
+TEST(OraclePaths, FastAgreesWithCarefulWhereKeysOrValuesAreNotFloats) {
+  Agreement a;
+  GenOptions g;
+  g.dtypes = {DType::f32};
+  g.families = kAllFamilies;
+  int64_t keys_off = 0, values_off = 0;
+  for (uint64_t seed = 1; seed <= 120; ++seed) {
+    Problem p = sample_problem(g, seed);
+    // Off the float grid (2^-45), and far enough (2^-20) that reading them as floats would show:
+    // every key on odd seeds, every value on seeds 1 mod 3.
+    const double nudge = 1 + 0x1p-20 + 0x1p-45;
+    if (seed % 2)
+      for (double& x : p.k) x *= nudge, keys_off += x != static_cast<double>(static_cast<float>(x));
+    if (seed % 3 == 1)
+      for (double& x : p.v) x *= nudge, values_off += x != static_cast<double>(static_cast<float>(x));
+    compare(p, a);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(keys_off, 1000);
+  EXPECT_GT(values_off, 1000);
+  EXPECT_GT(a.judged, 3000);
+  EXPECT_LT(a.worst_exact, 1e-3);
+  EXPECT_GT(a.lowest_ratio, 1 - 1e-6);
+  EXPECT_LT(a.highest_ratio, 1.05);
+}
+
 // Rows of thousands of keys, causal rules cutting tiles, value_dim not a
 // multiple of the lanes: one head, q_len 5 to max_q.
 GenOptions long_rows(DType t, int64_t max_q) {
