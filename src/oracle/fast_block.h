@@ -74,7 +74,7 @@ struct HeadKeys {
   const float* vf_slab(int64_t c0) const { return vf.data() + c0 * n; }
   const float* vf_max_slab(int64_t c0) const { return vf_max.data() + c0 * ((n + kMaxChunk - 1) / kMaxChunk); }
   std::vector<double> v_max;       // the same for v, when not float_values (column_max_kernel_d's)
-  const double* v_max_slab(int64_t c0) const { return v_max.data() + c0 * ((n + kMaxChunkD - 1) / kMaxChunkD); }
+  const double* v_max_slab(int64_t c0) const { return v_max.data() + c0 * ((n + kMaxChunk - 1) / kMaxChunk); }
   bool float_values = false;       // float_bound asked and every v of the head is a float: the V sums in float
   bool inputs_finite = true;       // every k and v of the head is finite, and every sum_j |v_jc| is below C / 2
 };

@@ -46,39 +46,6 @@ __attribute__((always_inline)) inline void logits_tiles(const double* qb, const 
   }
 }
 
-// The body of the values kernel; KeyValues(j, v0, v1, a) loads key j's
-// kCols values as two vectors of 8 doubles and their absolute values as 16 floats.
-template <class KeyValues>
-__attribute__((always_inline)) inline void values_keys(const double* w, const float* pw, int64_t stride, int64_t n,
-                                                       double* out, double* sabs, KeyValues key_values) {
-  static_assert(kCols == 16, "two vectors of 8 double columns, one of 16 float columns");
-  v8d o[kRows][2] = {}, sa[kRows][2] = {};
-  for (int64_t j0 = 0; j0 < n; j0 += kFloatChunk) {
-    const int64_t j1 = std::min(n, j0 + kFloatChunk);
-    v16f sf[kRows] = {};
-    for (int64_t j = j0; j < j1; ++j) {
-      v8d v0, v1;
-      v16f a;
-      key_values(j, v0, v1, a);
-      for (int r = 0; r < kRows; ++r) {
-        const v8d wr = splat8(w[r * stride + j]);
-        o[r][0] += wr * v0;
-        o[r][1] += wr * v1;
-        sf[r] += splat16f(pw[r * stride + j]) * a;
-      }
-    }
-    for (int r = 0; r < kRows; ++r) {
-      sa[r][0] += widen8(sf[r], 0);
-      sa[r][1] += widen8(sf[r], 1);
-    }
-  }
-  for (int r = 0; r < kRows; ++r)
-    for (int h = 0; h < 2; ++h) {
-      store8(out + r * kCols + 8 * h, o[r][h]);
-      store8(sabs + r * kCols + 8 * h, sa[r][h]);
-    }
-}
-
 }  // namespace
 
 ATTNCHECK_SIMD_CLONES
@@ -108,13 +75,32 @@ void logits_float_kernel(const double* qb, const float* aqb, const float* ktf, i
 ATTNCHECK_SIMD_CLONES
 void values_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* w, const float* pw,
                          int64_t stride, int64_t n, double* out, double* sabs) {
-  auto key = [&](int64_t j, v8d& v0, v8d& v1, v16f& a) __attribute__((always_inline)) {
-    const float* vr = vf + j * vstride + c0;
-    v0 = load8f_widened(vr);
-    v1 = load8f_widened(vr + 8);
-    a = abs16f(load16f(vr));
-  };
-  values_keys(w, pw, stride, n, out, sabs, key);
+  static_assert(kCols == 16, "two vectors of 8 double columns, one of 16 float columns");
+  v8d o[kRows][2] = {}, sa[kRows][2] = {};
+  for (int64_t j0 = 0; j0 < n; j0 += kFloatChunk) {
+    const int64_t j1 = std::min(n, j0 + kFloatChunk);
+    v16f sf[kRows] = {};
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* vr = vf + j * vstride + c0;
+      const v8d v0 = load8f_widened(vr), v1 = load8f_widened(vr + 8);  // exact
+      const v16f a = abs16f(load16f(vr));
+      for (int r = 0; r < kRows; ++r) {
+        const v8d wr = splat8(w[r * stride + j]);
+        o[r][0] += wr * v0;
+        o[r][1] += wr * v1;
+        sf[r] += splat16f(pw[r * stride + j]) * a;
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      sa[r][0] += widen8(sf[r], 0);
+      sa[r][1] += widen8(sf[r], 1);
+    }
+  }
+  for (int r = 0; r < kRows; ++r)
+    for (int h = 0; h < 2; ++h) {
+      store8(out + r * kCols + 8 * h, o[r][h]);
+      store8(sabs + r * kCols + 8 * h, sa[r][h]);
+    }
 }
 
 namespace {

@@ -90,8 +90,6 @@ void logits_float_kernel(const double* qb, const float* aqb, const float* ktf, i
 void values_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* w, const float* pw,
                          int64_t stride, int64_t n, double* out, double* sabs);
 
-// Keys per block of column_max_kernel's maxima.
-inline constexpr int64_t kMaxChunk = 64;
 // cmax[t][c] = max over keys [t kMaxChunk, (t + 1) kMaxChunk) ∩ [0, n) of |vf[j][c]|, one slab of kCols columns
 // (vf [n][kCols], cmax [ceil(n / kMaxChunk)][kCols]).
 void column_max_kernel(const float* vf, int64_t n, float* cmax);

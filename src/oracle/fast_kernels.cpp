@@ -68,9 +68,9 @@ __attribute__((always_inline)) inline void span_max_d(const double* v, int64_t b
 ATTNCHECK_SIMD_CLONES
 void column_max_kernel_d(const double* v, int64_t n, double* cmax) {
   static_assert(kCols == 16, "two vectors of 8 columns");
-  for (int64_t t = 0; t * kMaxChunkD < n; ++t) {
+  for (int64_t t = 0; t * kMaxChunk < n; ++t) {
     v8d m0 = {}, m1 = {};
-    span_max_d(v, t * kMaxChunkD, std::min(n, (t + 1) * kMaxChunkD), m0, m1);
+    span_max_d(v, t * kMaxChunk, std::min(n, (t + 1) * kMaxChunk), m0, m1);
     store8(cmax + t * kCols, m0);
     store8(cmax + t * kCols + 8, m1);
   }
@@ -79,16 +79,16 @@ void column_max_kernel_d(const double* v, int64_t n, double* cmax) {
 ATTNCHECK_SIMD_CLONES
 void range_max_kernel_d(const double* v, const double* cmax, int64_t begin, int64_t end, double* out) {
   v8d m0 = {}, m1 = {};
-  const int64_t first = (begin + kMaxChunkD - 1) / kMaxChunkD, last = end / kMaxChunkD;  // whole blocks [first, last)
+  const int64_t first = (begin + kMaxChunk - 1) / kMaxChunk, last = end / kMaxChunk;  // whole blocks [first, last)
   if (first >= last) {
     span_max_d(v, begin, end, m0, m1);
   } else {
-    span_max_d(v, begin, first * kMaxChunkD, m0, m1);
+    span_max_d(v, begin, first * kMaxChunk, m0, m1);
     for (int64_t t = first; t < last; ++t) {
       m0 = max8(m0, load8(cmax + t * kCols));
       m1 = max8(m1, load8(cmax + t * kCols + 8));
     }
-    span_max_d(v, last * kMaxChunkD, end, m0, m1);
+    span_max_d(v, last * kMaxChunk, end, m0, m1);
   }
   store8(out, m0);
   store8(out + 8, m1);

@@ -28,11 +28,13 @@ void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w
 void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* devw,
                       const double* d16, int64_t stride, int64_t n, double* dev, double* sub16);
 
-// The double V's column maxima (the f64 path; fast_bound_float.h has the float
-// ones): cmax[t][c] = max over keys [t kMaxChunkD, (t + 1) kMaxChunkD) ∩ [0, n)
-// of |v[j][c]|, one slab of kCols columns (v [n][kCols], cmax [ceil(n / kMaxChunkD)][kCols]);
-// and out[c] = max over keys [begin, end) of |v[j][c]| from them (exact; 0 for an empty range).
-inline constexpr int64_t kMaxChunkD = 64;
+// Keys per block of the column maxima (column_max_kernel_d here, column_max_kernel in
+// fast_bound_float.h for float V).
+inline constexpr int64_t kMaxChunk = 64;
+// The double V's column maxima (the f64 path): cmax[t][c] = max over keys
+// [t kMaxChunk, (t + 1) kMaxChunk) ∩ [0, n) of |v[j][c]|, one slab of kCols columns
+// (v [n][kCols], cmax [ceil(n / kMaxChunk)][kCols]); and out[c] = max over keys
+// [begin, end) of |v[j][c]| from them (exact; 0 for an empty range).
 void column_max_kernel_d(const double* v, int64_t n, double* cmax);
 void range_max_kernel_d(const double* v, const double* cmax, int64_t begin, int64_t end, double* out);
 

@@ -93,7 +93,7 @@ HeadKeys head_keys(const Problem& p, int64_t bh, bool float_bound) {
     for (int64_t c0 = 0; c0 < h.dv_pad; c0 += kCols) column_max_kernel(h.vf_slab(c0), h.n, h.vf_max.data() + c0 * blocks);
   }
   if (!h.float_values && h.n > 0) {
-    const int64_t blocks = (h.n + kMaxChunkD - 1) / kMaxChunkD;
+    const int64_t blocks = (h.n + kMaxChunk - 1) / kMaxChunk;
     h.v_max.assign(h.dv_pad / kCols * blocks * kCols, 0.0);
     for (int64_t c0 = 0; c0 < h.dv_pad; c0 += kCols) column_max_kernel_d(h.v_slab(c0), h.n, h.v_max.data() + c0 * blocks);
   }

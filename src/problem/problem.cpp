@@ -244,10 +244,9 @@ Problem make_problem(DType dtype, const Shape& shape, Causal causal, double scal
 }
 
 void round_tensors(Problem& p) {
-  for (auto* t : {&p.q, &p.k, &p.v, &p.bias, &p.dout})
-    for (double& x : *t) x = round_to(p.dtype, x);
-  for (auto* t : {&p.alibi_slopes, &p.sinks})  // the ABI passes them as float
-    for (double& x : *t) x = round_to(DType::f32, x);
+  const auto size = [](const std::vector<double>& t) { return static_cast<int64_t>(t.size()); };
+  for (auto* t : {&p.q, &p.k, &p.v, &p.bias, &p.dout}) round_n(p.dtype, t->data(), size(*t));
+  for (auto* t : {&p.alibi_slopes, &p.sinks}) round_n(DType::f32, t->data(), size(*t));  // the ABI passes them as float
 }
 
 }  // namespace attncheck
