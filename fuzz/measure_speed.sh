@@ -11,8 +11,10 @@
 #
 # FUZZ_TARGET: the target (default fuzz_differential). fuzz_plugin needs
 # ATTNCHECK_PLUGIN (fuzz/README.md).
-# A finding ends a run early: the line then says so and the exec/s is over the
-# shorter run. ATTNCHECK_FUZZ_SKIP_LAWS=law (fuzz/README.md) leaves a known one out.
+# A finding ends a run early: the line then says so, the exec/s is over the
+# shorter run, and the run's log, crash input and case files are kept (the
+# line names the directory; everything else is removed at exit).
+# ATTNCHECK_FUZZ_SKIP_LAWS=law (fuzz/README.md) leaves a known one out.
 #
 # Example usage:
 #   fuzz/measure_speed.sh            # fuzz_differential, both builds, 20 s each
@@ -29,7 +31,15 @@ dict=fuzz/dicts/problem.dict  # every target's but fuzz_case_file's, as overnigh
 [ "$target" = fuzz_case_file ] && dict=fuzz/dicts/case_file.dict
 [ -f "fuzz/$target.options" ] && [ -d "fuzz/corpus/$target" ] || { echo "no fuzz target $target (fuzz/$target.options, fuzz/corpus/$target)" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attncheck-fuzz-speed.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+keep=()  # directories of runs that found something: kept at exit
+cleanup() {
+  local d
+  for d in "$tmp"/*; do
+    [[ " ${keep[*]:-} " == *" $d "* ]] || rm -rf "$d"
+  done
+  [ ${#keep[@]} -gt 0 ] || rmdir "$tmp"
+}
+trap cleanup EXIT
 
 build_nosan() {
   if [ ! -f build-fuzz-nosan/CMakeCache.txt ]; then
@@ -47,33 +57,37 @@ build_preset() {
 
 # measure LABEL BINARY: one run, then the exec/s line.
 measure() {
-  local label=$1 bin=$2 status=0
-  rm -rf "$tmp/corpus" && mkdir -p "$tmp/corpus" && cp fuzz/corpus/"$target"/* "$tmp/corpus/"
+  local label=$1 bin=$2 status=0 run
+  run="$tmp/$3"
+  mkdir -p "$run/corpus" && cp fuzz/corpus/"$target"/* "$run/corpus/"
   # The target's .options flags, as overnight.sh and ClusterFuzzLite pass them.
   local -a opts
   mapfile -t opts < <(sed -n 's/^[[:space:]]*\([a-z_]*\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/-\1=\2/p' \
                       "fuzz/$target.options")
-  ATTNCHECK_REGRESSION_DIR=$tmp/regressions "$bin" "${opts[@]}" "${extra[@]}" -max_total_time="$seconds" -print_final_stats=1 \
-    -dict="$dict" -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/log" 2>&1 || status=$?
+  ATTNCHECK_REGRESSION_DIR=$run/regressions "$bin" "${opts[@]}" "${extra[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+    -dict="$dict" -artifact_prefix="$run/" "$run/corpus" >"$run/log" 2>&1 || status=$?
   local execs runs coverage
-  execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$tmp/log" | tail -1)
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/log" | tail -1)
+  execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/log" | tail -1)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/log" | tail -1)
   # The last status line's "cov: N ft: M".
-  coverage=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$tmp/log" | tail -1)
+  coverage=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$run/log" | tail -1)
   local what="$target${extra[*]:+ ${extra[*]}}"
   if [ "$status" -eq 0 ]; then
     echo "$what [$label]: ${execs:-?} exec/s (${runs:-?} runs in ${seconds} s; ${coverage:-no coverage line})"
   else
+    rm -rf "$run/corpus"
+    keep+=("$run")
     echo "$what [$label]: ${execs:-?} exec/s (${runs:-?} runs; ${coverage:-no coverage line}; stopped early by a finding, exit $status:" \
-         "$(grep -m1 -A1 '^== attncheck finding' "$tmp/log" | tr '\n' ' ' | cut -c1-200))"
+         "$(grep -m1 -A1 '^== attncheck finding' "$run/log" | tr '\n' ' ' | cut -c1-200))"
+    echo "  kept: $run (log, crash input, case files under regressions/)"
   fi
 }
 
 if [ "$which" = all ] || [ "$which" = nosan ]; then
   build_nosan
-  measure "libFuzzer, no sanitizers, Release" "build-fuzz-nosan/fuzz/$target"
+  measure "libFuzzer, no sanitizers, Release" "build-fuzz-nosan/fuzz/$target" nosan
 fi
 if [ "$which" = all ] || [ "$which" = preset ]; then
   build_preset
-  measure "fuzz preset: libFuzzer + ASan + UBSan" "build-fuzz/fuzz/$target"
+  measure "fuzz preset: libFuzzer + ASan + UBSan" "build-fuzz/fuzz/$target" preset
 fi

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "oracle/bound_arithmetic.h"
+#include "oracle/grad_row_terms.h"
 #include "oracle/oracle.h"
 #include "problem/transforms.h"
 
@@ -160,6 +162,39 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
   // backward may overflow, so the element is outside the domain (not judged).
   std::vector<double> mag_q(g.dq.size(), 0.0), mag_k(g.dk.size(), 0.0), mag_v(g.dv.size(), 0.0);
   const double limit = std::min(max_finite(p.dtype), max_finite(compute_dtype(p.dtype))) / 2;
+  // Factors a correct backward may multiply by the scale before their product
+  // with K or Q (grad_row_terms.h, ScaledFactorFlush; the gradient oracle's
+  // section 9): scale dS_ij (autograd, naive), scale k_jd, scale q_id. One
+  // such product may round to inf in the compute (or 16-bit) type: inf times
+  // a zero k_jd is NaN where the exact gradient is 0, so the dq row (scale
+  // dS_ij), the dk key (scale dS_ij), the dq column or dk column (scale k_jd,
+  // scale q_id of any existing key or row of the kv head: a dense kernel
+  // scales them all) is not judged. Below the normal range the scaled factor
+  // keeps only an absolute accuracy (or is flushed), which the other factor
+  // multiplies back: flush() of it joins the bound.
+  const oracle_detail::Arithmetic dt = oracle_detail::arithmetic_of(p.dtype);
+  const grad_detail::ScaledFactorFlush flush = grad_detail::scaled_factor_flush(dt, sc);
+  const DType compute = compute_dtype(p.dtype);
+  const double slack = 1 + 8 * dt.u;
+  const double scaled_limit =
+      std::min(max_finite(compute), compute != p.dtype ? max_finite(p.dtype) : kInf) / std::max(1.0, sc);
+  const int64_t kv_heads = s.batch * s.kv_head_count();
+  std::vector<uint8_t> k_over(static_cast<std::size_t>(kv_heads * s.head_dim), 0), q_over(k_over.size(), 0);
+  std::vector<uint8_t> dk_over(key_unjudged.size(), 0);
+  std::vector<long double> ck(g.dk.size(), 0.0L);  // what k_jd scaled first may lose, [kv head][Lk][D]
+  for (int64_t kv = 0; kv < kv_heads; ++kv)
+    for (int64_t j = 0; j < p.kv_len_of(kv / s.kv_head_count()); ++j)
+      for (int64_t d = 0; d < s.head_dim; ++d) {
+        const double kd = std::abs(p.k[p.k_at(kv, j, d)]);
+        k_over[kv * s.head_dim + d] |= kd * slack >= scaled_limit;
+        ck[p.k_at(kv, j, d)] = flush(kd, kd);
+      }
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      if (!p.row_exists(bh, i)) continue;
+      for (int64_t d = 0; d < s.head_dim; ++d)
+        q_over[p.kv_of(bh) * s.head_dim + d] |= std::abs(p.q[p.q_at(bh, i, d)]) * slack >= scaled_limit;
+    }
   // Accumulate the magnitude sums (before F), then add the gradients' own rounding.
   for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
     const int64_t kv = p.kv_of(bh);
@@ -178,6 +213,13 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
       if (!m.seen[r]) continue;  // dq is exactly 0 there (grad_empty_rows_zero)
       const double rho = model.weights_error ? weights_relative_error(m, r) : 0.0;
       const double cterm = model.forward_error ? m.c[r] : 0.0;
+      const double rho_full = weights_relative_error(m, r);
+      std::vector<long double> cq(static_cast<std::size_t>(s.head_dim));  // what q_id scaled first may lose
+      for (int64_t d = 0; d < s.head_dim; ++d) {
+        const double qd = std::abs(p.q[p.q_at(bh, i, d)]);
+        cq[d] = flush(qd, qd);
+      }
+      bool ds_over = false;
       for (int64_t j = 0; j < s.kv_len; ++j) {
         if (!p.visible(bh, i, j)) continue;
         const double w = m.weights[r * s.kv_len + j] + m.tau;
@@ -188,10 +230,19 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
         // may take from dP, D and dS (then multiplied by |K| or |Q|, which may be huge).
         const double ds = w * ((m.gamma + 2 * rho) * (aij + m.b[r]) + cterm) + m.floor_unit;
         const double ds_size = w * (aij + m.b[r]);
+        // |dS_ij| of any correct backward (the full error model, whatever the law's): what may overflow or flush when scaled.
+        const double ds_hi = w * ((1 + m.gamma + 2 * rho_full) * (aij + m.b[r]) + m.c[r]) + m.floor_unit;
+        const bool over = ds_hi * slack >= scaled_limit;
+        ds_over |= over;
+        dk_over[kv * s.kv_len + j] |= over;
+        // In long double, as flush() is: scale ds may underflow double where
+        // the factor it multiplies (up to 1e308) brings it back.
+        const long double sds = static_cast<long double>(sc) * ds;
+        const long double cs = flush(0.0, ds_hi);  // |dS_ij| may be anything up to ds_hi: 0 is its lower end
         for (int64_t d = 0; d < s.head_dim; ++d) {
           const double kd = std::abs(p.k[p.k_at(kv, j, d)]), qd = std::abs(p.q[p.q_at(bh, i, d)]);
-          g.dq[p.q_at(bh, i, d)] += sc * ds * kd;
-          g.dk[p.k_at(kv, j, d)] += sc * ds * qd;
+          g.dq[p.q_at(bh, i, d)] += static_cast<double>((sds + cs) * kd + ds_hi * ck[p.k_at(kv, j, d)]);
+          g.dk[p.k_at(kv, j, d)] += static_cast<double>((sds + cs) * qd + ds_hi * cq[d]);
           // max(1, scale): dS K may be summed before the scale multiplies it (scale 0: 0 * inf).
           mag_q[p.q_at(bh, i, d)] += std::max(1.0, sc) * ds_size * kd;
           mag_k[p.k_at(kv, j, d)] += std::max(1.0, sc) * ds_size * qd;
@@ -202,6 +253,8 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
           mag_v[p.v_at(kv, j, ch)] += w * g_;
         }
       }
+      for (int64_t d = 0; d < s.head_dim; ++d)
+        if (ds_over || k_over[kv * s.head_dim + d]) g.dq[p.q_at(bh, i, d)] = kInf;
     }
   }
   auto finish = [&](std::vector<double>& bound, const std::vector<double>& got) {
@@ -215,6 +268,8 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
   for (int64_t kv = 0; kv < s.batch * s.kv_head_count(); ++kv)
     for (int64_t j = 0; j < s.kv_len; ++j) {
       const bool padding = j >= p.kv_len_of(kv / s.kv_head_count());
+      for (int64_t d = 0; d < s.head_dim; ++d)
+        if (dk_over[kv * s.kv_len + j] || q_over[kv * s.head_dim + d]) g.dk[p.k_at(kv, j, d)] = kInf;
       if (!padding && !key_unjudged[kv * s.kv_len + j]) continue;
       for (int64_t d = 0; d < s.head_dim; ++d) g.dk[p.k_at(kv, j, d)] = kInf;
       for (int64_t ch = 0; ch < s.value_dim; ++ch) g.dv[p.v_at(kv, j, ch)] = kInf;

@@ -44,8 +44,14 @@
 // are not judged, nor any dk, dv of the kv head they read (bound +inf), as the
 // gradient oracle leaves them; nor an element whose terms' absolute sum
 // reaches half the dtype's largest value (a correct backward may overflow
-// there); nor padding rows and keys. A NaN or infinite gradient anywhere else
-// is judged (wrong).
+// there); nor where a factor the backward may multiply by the scale first
+// (scale dS_ij, scale k_jd, scale q_id) may round to inf: the dq row or dk
+// key of that dS_ij, the dq or dk column d of the kv head (inf times a zero
+// factor is NaN where the exact gradient is 0); nor padding rows and keys.
+// Such a scaled factor below the normal range keeps only an absolute
+// accuracy, which the other factor multiplies back: what it may lose
+// (ScaledFactorFlush, oracle/grad_row_terms.h) joins the bound. A NaN or
+// infinite gradient anywhere else is judged (wrong).
 #pragma once
 
 #include <cstdint>

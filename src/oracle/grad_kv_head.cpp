@@ -165,7 +165,8 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
   // (grad_row_terms.h, ScaledFactorFlush): ck what k_jd scaled first may lose
   // ([Lk][D]), fk dk's share of such losses ([Lk][D]).
   const ScaledFactorFlush scaled_flush = scaled_factor_flush(dt, asig);
-  std::vector<double> ck(Lk * D), fk(Lk * D, 0.0);
+  std::vector<long double> ck(Lk * D);
+  std::vector<double> fk(Lk * D, 0.0);
   bool any_ck = false;
   for (int64_t t = 0; t < Lk * D; ++t) any_ck |= (ck[t] = scaled_flush(kv.ak[t], kv.ak[t])) > 0;
   // The same factors scaled first may also overflow (the scale above 1): an
@@ -192,7 +193,8 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
   }
 
   std::vector<H> s(Lk), dp(Lk), dq(D), qh(D), gh(Dv);
-  std::vector<double> a(Lk), adp(Lk), bq(D), cq(D), fq(D);
+  std::vector<double> a(Lk), adp(Lk), bq(D), fq(D);
+  std::vector<long double> cq(D);
   std::vector<int64_t> keys;
   std::vector<H> z, w, pw, ds;
   std::vector<double> pd, e, dpw, ddp, dds, score_d, ds_abs;
@@ -395,7 +397,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         }
         for (int64_t d = 0; d < D; ++d) bq[d] += wq * akr[d];
         const double ds_hi = ds_abs[t] + dds[t];
-        const double cs = scaled_flush(std::max(0.0, ds_abs[t] - dds[t]), ds_hi);
+        const long double cs = scaled_flush(std::max(0.0, ds_abs[t] - dds[t]), ds_hi);
         if (cs > 0)
           for (int64_t d = 0; d < D; ++d) fq[d] += cs * akr[d];
         if (any_ck)
@@ -439,7 +441,7 @@ template <class H> void grad_kv_head(const Problem& p, int64_t kv_bh, GradOracle
         for (int64_t d = 0; d < D; ++d) dkr[d] += dsj * static_cast<H>(qr[d]);
         for (int64_t d = 0; d < D; ++d) bkr[d] += wk * std::abs(qr[d]);
         const double ds_hi = ds_abs[t] + dds[t];
-        const double cs = scaled_flush(std::max(0.0, ds_abs[t] - dds[t]), ds_hi);
+        const long double cs = scaled_flush(std::max(0.0, ds_abs[t] - dds[t]), ds_hi);
         dk_over[j] |= ds_hi * slack >= scaled_limit;
         double* fkr = &fk[j * D];
         if (cs > 0)

@@ -90,15 +90,25 @@ inline double dz_error(const Arithmetic& dt, double p, double dp, double diff_ab
 // roundings, s stored in 16 bits), within kTanhUlps, and then 1 - th^2 (or
 // (c / C)^2 from the stored capped logit): |t~ - t| <= 2 |th| dth + dth^2 + 3u
 // + u16, at most 1. dS then errs by dZ's error times t + dt, |dZ| dt, and its
-// own rounding and store.
+// own rounding and store. dth is tanh's largest slope over the arguments the
+// computed one may take, x +- dx (the mean value theorem), times dx: sech^2
+// at the end of that interval nearest 0, not at x. (At x alone it is first
+// order only: with a logit error of 1e26 and C = 5e-29, x = 1e17 has slope 0,
+// and the computed argument may be 0, whose slope is 1.)
+inline double tanh_slope_near(double x_abs, double dx) {
+  const double y = x_abs > dx ? x_abs - dx : 0.0;
+  const double e = std::exp(-2 * y);  // sech^2(y) = 4 e / (1 + e)^2, no cancellation for large y
+  return 4 * e / ((1 + e) * (1 + e)) * (1 + 0x1p-48);  // exp's and the quotient's roundings, above
+}
 struct SoftcapTerm {
   double t, dt;  // the derivative and its error
 };
 inline SoftcapTerm softcap_derivative_error(const Arithmetic& ar, double cap, double score, double score_err,
                                             double th, double t) {
   const double dx = (score_err + (2 * ar.u + ar.u16) * std::abs(score)) / cap;
+  const double slope = std::max(t, tanh_slope_near(std::abs(score) / cap, dx));
   const double dth =
-      t * dx + (oracle_detail::kTanhUlps + 1) * ar.u * std::abs(th) + ar.u16 * std::abs(th) + ar.weight_step;
+      slope * dx + (oracle_detail::kTanhUlps + 1) * ar.u * std::abs(th) + ar.u16 * std::abs(th) + ar.weight_step;
   return {t, std::min(2 * std::abs(th) * dth + dth * dth + 3 * ar.u + ar.u16 + ar.weight_step, 1.0)};
 }
 inline double ds_error(const Arithmetic& ar, double dz_err, double dz_abs, const SoftcapTerm& sc) {
@@ -120,9 +130,18 @@ inline double ds_error(const Arithmetic& ar, double dz_err, double dz_abs, const
 // relative first-order terms miss this: the scaled factor's relative error is
 // unbounded there (a scale of 1e-37 times a dS of 1e-3 is a subnormal float
 // of 7 bits, which k_jd near 1e38 multiplies back to the size of dq).
+//
+// In long double (x87's exponent range): |scale| hi itself may underflow
+// double (a scale of 1e-305 times a dS of 1e-90) where the other factor, up
+// to 1e308, brings the loss back to the size of the gradient; callers
+// multiply by that factor before they round to double.
 struct ScaledFactorFlush {
   double asig, smin, cap, tiny;
-  double operator()(double lo, double hi) const { return smin * lo < tiny ? std::min(asig * hi, cap) : 0.0; }
+  long double operator()(double lo, double hi) const {
+    return static_cast<long double>(smin) * lo < tiny
+               ? std::min(static_cast<long double>(asig) * hi, static_cast<long double>(cap))
+               : 0.0L;
+  }
 };
 inline ScaledFactorFlush scaled_factor_flush(const Arithmetic& dt, double asig) {
   const double root = std::sqrt(asig);
