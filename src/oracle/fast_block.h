@@ -162,10 +162,14 @@ struct RowPlan {
 //       RowLogits' w_sink) rounded to double;
 //   void clear(int64_t r): row r contributes nothing to the block's sums;
 //   static constexpr bool kValuesFromDouble: values takes sum_j w_j v_jc in double on entry;
-//   void values(int64_t c0, const BlockScratch&, int64_t key_end, const RowPlan*, double* out):
+//   void values(int64_t c0, const BlockScratch&, int64_t key_end, const RowPlan*, const double* sabs, double* out):
 //       out [kRows][kCols], on entry sum_j w_j v_jc in double (values_kernel or values_float_kernel)
 //       if kValuesFromDouble, on exit the block's outputs rounded to double;
-//   LogitErrorTerms oracle_terms(double ascale) const, double accumulation(double n) const,
+//       sabs [kRows][kCols] the bound's sum_j p_j |v_jc| of these columns;
+//   double values_error(int64_t r) const: an absolute error of row r's outputs
+//       of the last values() the bound adds (the oracle's, beyond accumulation()'s);
+//   LogitErrorTerms oracle_terms(int64_t r, double ascale) const (row r of the block),
+//   double accumulation(double n) const,
 //   double floor(double n) const: the oracle's own error terms (per-key logit
 //       error, coefficient of sum_j p_j |v_jc|, absolute floor);
 //   static void careful(const Problem&, int64_t bh, int64_t i, OracleResult&).
@@ -275,7 +279,7 @@ template <class Exact> class FastBlock {
     exact_.weights(r, b, n8, lg, m, total);  // dot: s_j, absd: a_j, x: s_j - m, w: exp(x_j)
     LogitErrorTerms e_dt_terms{g_dt_, dt_.u, dt_.exp_ulps * dt_.u, dt_.u16, ascale * dt_.tiny, 0.0};
     for (int64_t d = 0; d < D; ++d) e_dt_terms.qsum += b.aqb[r * D + d];
-    const LogitErrorTerms e_or_terms = exact_.oracle_terms(ascale);
+    const LogitErrorTerms e_or_terms = exact_.oracle_terms(r, ascale);
     // Per key: weight p (into pw for now), the logit errors (into devw, eor).
     double* pw = &b.pw[r * n16];
     double* devw = &b.devw[r * n16];
@@ -411,7 +415,7 @@ template <class Exact> class FastBlock {
         if (plan[r].range) range_max_kernel(h_.vf_slab(c0), h_.vf_max_slab(c0), plan[r].first, plan[r].last, &vmax[r * kCols]);
         else masked_max_kernel(h_.vf_slab(c0), &b.visf[r * n16], key_end, &vmax[r * kCols]);
       }
-      exact_.values(c0, b, key_end, plan, out);
+      exact_.values(c0, b, key_end, plan, sabs, out);
       deviation_float_kernel(h_.vf_slab(c0), kCols, 0, out, b.devwf.data(), any_below ? b.d16f.data() : nullptr, n16,
                              key_end, dev, s16);
       in_double = !lift_float_sums(count, lanes, key_end, plan, any_below, out, vmax, sabs, dev, s16);
@@ -430,7 +434,7 @@ template <class Exact> class FastBlock {
         for (int64_t r = 0; r < count; ++r)
           if (!plan[r].careful && !plan[r].empty)
             range_max_kernel_d(v, h_.v_max_slab(c0), plan[r].first, plan[r].last, &vmax[r * kCols]);
-      if (!h_.float_values) exact_.values(c0, b, key_end, plan, out);
+      if (!h_.float_values) exact_.values(c0, b, key_end, plan, sabs, out);
       deviation_kernel(v, kCols, 0, out, b.devw.data(), any_below ? b.d16.data() : nullptr, n16, key_end, dev, s16);
     }
     const double store = std::numeric_limits<double>::epsilon() / 2;  // exact rounded to double
@@ -452,7 +456,8 @@ template <class Exact> class FastBlock {
                                  (any_below ? s16[k] + pl.sink_d16 * ao : 0.0);
         // bound_arithmetic.h's F b_dt + b_or, with both deviation sums in dev (F sdt_j + sor_j).
         const double b_dt = kBoundSafetyFactor * (pl.acc_dt * sabs[k] + pl.sink_sdt * ao + underflow);
-        const double b_or = pl.acc_or * sabs[k] + pl.sink_sor * ao + store * ao + pl.floor_or * (1 + vmax[k] + ao);
+        const double b_or = pl.acc_or * sabs[k] + pl.sink_sor * ao + store * ao + pl.floor_or * (1 + vmax[k] + ao) +
+                            exact_.values_error(r);
         o_.exact[at] = outd;
         o_.bound[at] = b_dt + dev[k] + b_or;
       }

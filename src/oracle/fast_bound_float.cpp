@@ -25,6 +25,7 @@ __attribute__((always_inline)) inline void logits_tiles(const double* qb, const 
         v8d k0, k1;
         v16f ak;
         key_tile(t, d, k0, k1, ak);
+        #pragma GCC unroll 4  // accumulators in registers (fast_kernels_f64.cpp)
         for (int r = 0; r < kRows; ++r) {
           const v8d q = splat8(qb[r * D + d]);
           s[r][0] += q * k0;
@@ -32,6 +33,7 @@ __attribute__((always_inline)) inline void logits_tiles(const double* qb, const 
           af[r] += splat16f(aqb[r * D + d]) * ak;
         }
       }
+      #pragma GCC unroll 4  // accumulators in registers (fast_kernels_f64.cpp)
       for (int r = 0; r < kRows; ++r) {
         a[r][0] += widen8(af[r], 0);
         a[r][1] += widen8(af[r], 1);
@@ -84,6 +86,7 @@ void values_float_kernel(const float* vf, int64_t vstride, int64_t c0, const dou
       const float* vr = vf + j * vstride + c0;
       const v8d v0 = load8f_widened(vr), v1 = load8f_widened(vr + 8);  // exact
       const v16f a = abs16f(load16f(vr));
+      #pragma GCC unroll 4  // accumulators in registers (fast_kernels_f64.cpp)
       for (int r = 0; r < kRows; ++r) {
         const v8d wr = splat8(w[r * stride + j]);
         o[r][0] += wr * v0;
@@ -163,6 +166,7 @@ __attribute__((always_inline)) inline void deviation_float(const float* vf, int6
     v16f fdev[kRows] = {}, f16[kRows] = {};
     for (int64_t j = j0; j < j1; ++j) {
       const v16f vv = load16f(vf + j * vstride + c0);
+      #pragma GCC unroll 4  // accumulators in registers (fast_kernels_f64.cpp)
       for (int r = 0; r < kRows; ++r) {
         const v16f sp = abs16f(vv - ov[r]);
         fdev[r] += splat16f(devw[r * stride + j]) * sp;

@@ -21,6 +21,7 @@ __attribute__((always_inline)) inline void values(const double* v, int64_t vstri
     const double* vr = v + j * vstride + c0;
     const v8d v0 = load8(vr), v1 = load8(vr + 8);
     const v8d a0 = abs8(v0), a1 = abs8(v1);
+    #pragma GCC unroll 4  // accumulators in registers (fast_kernels_f64.cpp)
     for (int r = 0; r < kRows; ++r) {
       const v8d pr = splat8(pw[r * stride + j]);
       if constexpr (kOut) {
@@ -107,6 +108,7 @@ __attribute__((always_inline)) inline void deviation(const double* v, int64_t vs
   for (int64_t j = 0; j < n; ++j) {
     const double* vr = v + j * vstride + c0;
     const v8d v0 = load8(vr), v1 = load8(vr + 8);
+    #pragma GCC unroll 4  // accumulators in registers (fast_kernels_f64.cpp)
     for (int r = 0; r < kRows; ++r) {
       const v8d a = splat8(devw[r * stride + j]);
       const v8d sp0 = abs8(v0 - ov[r][0]), sp1 = abs8(v1 - ov[r][1]);

@@ -155,12 +155,13 @@ class DoubleExact {
 
   void clear(int64_t) {}
 
-  void values(int64_t, const BlockScratch&, int64_t, const RowPlan* plan, double* out) const {
+  void values(int64_t, const BlockScratch&, int64_t, const RowPlan* plan, const double*, double* out) const {
     for (int r = 0; r < kRows; ++r)
       for (int l = 0; l < kCols; ++l) out[r * kCols + l] /= plan[r].total;
   }
+  double values_error(int64_t) const { return 0.0; }  // all in accumulation()'s
 
-  LogitErrorTerms oracle_terms(double) const { return {g_or_, orc_.u, orc_.exp_ulps * orc_.u, 0.0, 0.0, 0.0}; }
+  LogitErrorTerms oracle_terms(int64_t, double) const { return {g_or_, orc_.u, orc_.exp_ulps * orc_.u, 0.0, 0.0, 0.0}; }
   double accumulation(double n) const { return oracle_accumulation_coefficient(orc_, n); }
   double floor(double) const { return 0; }
 
