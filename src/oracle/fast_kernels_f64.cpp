@@ -37,9 +37,14 @@ __attribute__((always_inline)) inline void normalize8(v8d p, v8d s, v8d& hi, v8d
 
 }  // namespace
 
-ATTNCHECK_SIMD_CLONES
-void dw_logits_kernel(const double* qb, const double* aqb, const double* kt, int64_t D, int64_t n16, int64_t tiles,
-                      double* s_hi, double* s_lo, double* absd) {
+namespace {
+
+// The logit kernels' body, inlined into each clone of each: Dot2 per term, or
+// (kSplit) the split against sigma[r] (dw_logits_split_kernel).
+template <bool kSplit>
+__attribute__((always_inline)) inline void dw_logit_tiles(const double* qb, const double* aqb, const double* sigma,
+                                                          const double* kt, int64_t D, int64_t n16, int64_t tiles,
+                                                          double* s_hi, double* s_lo, double* absd) {
   static_assert(kTile == 16 && kRows == 4, "the kernel holds 4 rows x 2 vectors of 8 keys: p, s and |q||k| each");
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t j0 = t * kTile;
@@ -53,8 +58,19 @@ void dw_logits_kernel(const double* qb, const double* aqb, const double* kt, int
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
         const v8d q = splat8(qb[r * D + d]), aq = splat8(aqb[r * D + d]);
-        dot2_step8(q, k0, p[r][0], s[r][0]);
-        dot2_step8(q, k1, p[r][1], s[r][1]);
+        if constexpr (kSplit) {
+          // x = RN(sigma + q k) (one rounding: the FMA), hi = x - sigma exact
+          // (Sterbenz), a multiple of u sigma; the rest q k - hi, below u sigma, rounded once.
+          const v8d sg = splat8(sigma[r]);
+          const v8d hi0 = fma8(q, k0, sg) - sg, hi1 = fma8(q, k1, sg) - sg;
+          p[r][0] = p[r][0] + hi0;  // exact: multiples of u sigma below sigma
+          p[r][1] = p[r][1] + hi1;
+          s[r][0] = s[r][0] + fma8(q, k0, -hi0);
+          s[r][1] = s[r][1] + fma8(q, k1, -hi1);
+        } else {
+          dot2_step8(q, k0, p[r][0], s[r][0]);
+          dot2_step8(q, k1, p[r][1], s[r][1]);
+        }
         a[r][0] = fma8(aq, ak0, a[r][0]);  // one rounding per term (FMA)
         a[r][1] = fma8(aq, ak1, a[r][1]);
       }
@@ -70,40 +86,57 @@ void dw_logits_kernel(const double* qb, const double* aqb, const double* kt, int
   }
 }
 
+// The value kernels' body, inlined into each clone of each: Dot2 on w_hi v,
+// or (kSplit) the split against sigma[r] (dw_values_split_kernel); w_lo v into s.
+template <bool kSplit>
+__attribute__((always_inline)) inline void dw_values_rows(const double* v, int64_t vstride, int64_t c0,
+                                                          const double* w_hi, const double* w_lo, int64_t stride,
+                                                          int64_t n, const dd::DW* total, const double* sigma,
+                                                          double* out) {
+  static_assert(kCols == 16, "two vectors of 8 columns, p and s each, for 4 rows");
+  v8d p[kRows][2] = {}, s[kRows][2] = {};
+  for (int64_t j = 0; j < n; ++j) {
+    const double* vr = v + j * vstride + c0;
+    const v8d v0 = load8(vr), v1 = load8(vr + 8);
+#pragma GCC unroll 4  // p and s in registers (dw_logit_tiles)
+    for (int r = 0; r < kRows; ++r) {
+      const v8d wh = splat8(w_hi[r * stride + j]), wl = splat8(w_lo[r * stride + j]);
+      if constexpr (kSplit) {  // as in dw_logit_tiles: hi exact on sigma's grid, the rest rounded once
+        const v8d sg = splat8(sigma[r]);
+        const v8d hi0 = fma8(wh, v0, sg) - sg, hi1 = fma8(wh, v1, sg) - sg;
+        p[r][0] = p[r][0] + hi0;
+        p[r][1] = p[r][1] + hi1;
+        s[r][0] = s[r][0] + fma8(wh, v0, -hi0);
+        s[r][1] = s[r][1] + fma8(wh, v1, -hi1);
+      } else {
+        dot2_step8(wh, v0, p[r][0], s[r][0]);
+        dot2_step8(wh, v1, p[r][1], s[r][1]);
+      }
+      // w_lo v_jc: below u |w v_jc|, one rounding into s.
+      s[r][0] = fma8(wl, v0, s[r][0]);
+      s[r][1] = fma8(wl, v1, s[r][1]);
+    }
+  }
+  for (int r = 0; r < kRows; ++r)
+    for (int h = 0; h < 2; ++h) {
+      v8d hi, lo;
+      normalize8(p[r][h], s[r][h], hi, lo);
+      for (int l = 0; l < 8; ++l) out[r * kCols + 8 * h + l] = dd::div(dd::DW{hi[l], lo[l]}, total[r]).hi;
+    }
+}
+
+}  // namespace
+
+ATTNCHECK_SIMD_CLONES
+void dw_logits_kernel(const double* qb, const double* aqb, const double* kt, int64_t D, int64_t n16, int64_t tiles,
+                      double* s_hi, double* s_lo, double* absd) {
+  dw_logit_tiles<false>(qb, aqb, nullptr, kt, D, n16, tiles, s_hi, s_lo, absd);
+}
+
 ATTNCHECK_SIMD_CLONES
 void dw_logits_split_kernel(const double* qb, const double* aqb, const double* sigma, const double* kt, int64_t D,
                             int64_t n16, int64_t tiles, double* s_hi, double* s_lo, double* absd) {
-  static_assert(kTile == 16 && kRows == 4, "the kernel holds 4 rows x 2 vectors of 8 keys: p, s and |q||k| each");
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t j0 = t * kTile;
-    v8d p[kRows][2] = {}, s[kRows][2] = {}, a[kRows][2] = {};
-    for (int64_t d = 0; d < D; ++d) {
-      const double* kr = kt + (t * D + d) * kTile;  // tile t's row d: contiguous
-      const v8d k0 = load8(kr), k1 = load8(kr + 8);
-      const v8d ak0 = abs8(k0), ak1 = abs8(k1);
-#pragma GCC unroll 4  // accumulators in registers (dw_logits_kernel)
-      for (int r = 0; r < kRows; ++r) {
-        const v8d q = splat8(qb[r * D + d]), aq = splat8(aqb[r * D + d]), sg = splat8(sigma[r]);
-        // x = RN(sigma + q k) (one rounding: the FMA), hi = x - sigma exact
-        // (Sterbenz), a multiple of u sigma; the rest q k - hi, below u sigma, rounded once.
-        const v8d hi0 = fma8(q, k0, sg) - sg, hi1 = fma8(q, k1, sg) - sg;
-        p[r][0] = p[r][0] + hi0;  // exact: multiples of u sigma below sigma
-        p[r][1] = p[r][1] + hi1;
-        s[r][0] = s[r][0] + fma8(q, k0, -hi0);
-        s[r][1] = s[r][1] + fma8(q, k1, -hi1);
-        a[r][0] = fma8(aq, ak0, a[r][0]);
-        a[r][1] = fma8(aq, ak1, a[r][1]);
-      }
-    }
-    for (int r = 0; r < kRows; ++r)
-      for (int h = 0; h < 2; ++h) {
-        v8d hi, lo;
-        normalize8(p[r][h], s[r][h], hi, lo);
-        store8(s_hi + r * n16 + j0 + 8 * h, hi);
-        store8(s_lo + r * n16 + j0 + 8 * h, lo);
-        store8(absd + r * n16 + j0 + 8 * h, a[r][h]);
-      }
-  }
+  dw_logit_tiles<true>(qb, aqb, sigma, kt, D, n16, tiles, s_hi, s_lo, absd);
 }
 
 ATTNCHECK_SIMD_CLONES
@@ -146,54 +179,13 @@ dd::DW dw_masked_sum_kernel(double* __restrict w_hi, double* __restrict w_lo, co
 ATTNCHECK_SIMD_CLONES
 void dw_values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w_hi, const double* w_lo,
                       int64_t stride, int64_t n, const dd::DW* total, double* out) {
-  static_assert(kCols == 16, "two vectors of 8 columns, p and s each, for 4 rows");
-  v8d p[kRows][2] = {}, s[kRows][2] = {};
-  for (int64_t j = 0; j < n; ++j) {
-    const double* vr = v + j * vstride + c0;
-    const v8d v0 = load8(vr), v1 = load8(vr + 8);
-#pragma GCC unroll 4  // p and s in registers (dw_logits_kernel)
-    for (int r = 0; r < kRows; ++r) {
-      const v8d wh = splat8(w_hi[r * stride + j]), wl = splat8(w_lo[r * stride + j]);
-      dot2_step8(wh, v0, p[r][0], s[r][0]);
-      dot2_step8(wh, v1, p[r][1], s[r][1]);
-      // w_lo v_jc: below u |w v_jc|, one rounding into s.
-      s[r][0] = fma8(wl, v0, s[r][0]);
-      s[r][1] = fma8(wl, v1, s[r][1]);
-    }
-  }
-  for (int r = 0; r < kRows; ++r)
-    for (int h = 0; h < 2; ++h) {
-      v8d hi, lo;
-      normalize8(p[r][h], s[r][h], hi, lo);
-      for (int l = 0; l < 8; ++l) out[r * kCols + 8 * h + l] = dd::div(dd::DW{hi[l], lo[l]}, total[r]).hi;
-    }
+  dw_values_rows<false>(v, vstride, c0, w_hi, w_lo, stride, n, total, nullptr, out);
 }
 
 ATTNCHECK_SIMD_CLONES
 void dw_values_split_kernel(const double* v, int64_t vstride, int64_t c0, const double* w_hi, const double* w_lo,
                             int64_t stride, int64_t n, const dd::DW* total, const double* sigma, double* out) {
-  static_assert(kCols == 16, "two vectors of 8 columns, p and s each, for 4 rows");
-  v8d p[kRows][2] = {}, s[kRows][2] = {};
-  for (int64_t j = 0; j < n; ++j) {
-    const double* vr = v + j * vstride + c0;
-    const v8d v0 = load8(vr), v1 = load8(vr + 8);
-#pragma GCC unroll 4  // p and s in registers (dw_logits_kernel)
-    for (int r = 0; r < kRows; ++r) {
-      const v8d wh = splat8(w_hi[r * stride + j]), wl = splat8(w_lo[r * stride + j]), sg = splat8(sigma[r]);
-      // As in dw_logits_split_kernel: hi exact on sigma's grid, the rest rounded once; w_lo v into s.
-      const v8d hi0 = fma8(wh, v0, sg) - sg, hi1 = fma8(wh, v1, sg) - sg;
-      p[r][0] = p[r][0] + hi0;
-      p[r][1] = p[r][1] + hi1;
-      s[r][0] = fma8(wl, v0, s[r][0] + fma8(wh, v0, -hi0));
-      s[r][1] = fma8(wl, v1, s[r][1] + fma8(wh, v1, -hi1));
-    }
-  }
-  for (int r = 0; r < kRows; ++r)
-    for (int h = 0; h < 2; ++h) {
-      v8d hi, lo;
-      normalize8(p[r][h], s[r][h], hi, lo);
-      for (int l = 0; l < 8; ++l) out[r * kCols + 8 * h + l] = dd::div(dd::DW{hi[l], lo[l]}, total[r]).hi;
-    }
+  dw_values_rows<true>(v, vstride, c0, w_hi, w_lo, stride, n, total, sigma, out);
 }
 
 }  // namespace attncheck::oracle_detail
