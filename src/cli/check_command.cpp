@@ -414,7 +414,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     s.save_failures_dir = a.save_failures_dir;
     s.must_fail = t.expectation == Expectation::must_be_caught;
     s.expected_failure = [&expectations, name = names[k]](const std::string& law) {
-      return expectations.expected_failure(name, law);
+      return expectations.find(name, law);
     };
     s.only_laws_requiring = t.only_laws_requiring;
     s.only_reason = t.only_reason;
@@ -465,6 +465,9 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
 
   print_law_table(report, chatter, style);
   print_failures(report, out, style);
+  for (const ImplementationResult& r : report.implementations)
+    for (const LawResult& l : r.laws)
+      if (l.passed_despite) out << "note: " << r.name << ": " << passed_despite_note(l) << "\n";
   print_verdict(report, out, style);
   out << "seed: " << report.seed << "\n";
 

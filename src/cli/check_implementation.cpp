@@ -97,7 +97,13 @@ ImplementationResult finish_implementation(std::string name, std::string source,
   charge_process_faults(r, settings);
 
   for (LawResult& l : r.laws) {
-    if (settings.expected_failure) l.expected_failure = settings.expected_failure(l.run.law);
+    if (const ExpectedFailure* e = settings.expected_failure ? settings.expected_failure(l.run.law) : nullptr) {
+      if (e->strict || l.failed())
+        l.expected_failure = e->reason;
+      else if (l.run.status == LawStatus::pass)
+        l.passed_despite = e->reason;
+    }
+    if (l.passed_despite) r.notes.push_back(passed_despite_note(l));
     if (!l.failed()) continue;
     const std::string& repro_law = l.found_while.empty() ? l.run.law : l.found_while;
     if (settings.reproduce) l.reproduce = settings.reproduce(repro_law);

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/expectations.h"
 #include "laws/law.h"
 #include "driver/law_run.h"
 #include "report/run_report.h"
@@ -28,9 +29,9 @@ struct LawRunSettings {
   std::string found_by = "rapidcheck";
   // The command line that reproduces a failure of `law` (the law to pass to --law).
   std::function<std::string(const std::string& law)> reproduce;
-  // The declared expected failure of `law` on this implementation (its reason), if any
-  // (check --expect-fail, --config). Unset: none is expected.
-  std::function<std::optional<std::string>(const std::string& law)> expected_failure;
+  // The declared expected failure of `law` on this implementation, if any
+  // (check --expect-fail, --config; nullptr: none). Unset: none is expected.
+  std::function<const ExpectedFailure*(const std::string& law)> expected_failure;
   // The implementation must fail (a zoo member in the embedded default run):
   // its saved cases record "expect": "fail", as do those of an expected failure.
   bool must_fail = false;

@@ -9,10 +9,15 @@
 
 namespace attncheck {
 
+const ExpectedFailure* Expectations::find(const std::string& implementation, const std::string& law) const {
+  for (const ExpectedFailure& e : expect_fail)
+    if (e.law == law && (e.implementation.empty() || e.implementation == implementation)) return &e;
+  return nullptr;
+}
+
 std::optional<std::string> Expectations::expected_failure(const std::string& implementation,
                                                           const std::string& law) const {
-  for (const ExpectedFailure& e : expect_fail)
-    if (e.law == law && (e.implementation.empty() || e.implementation == implementation)) return e.reason;
+  if (const ExpectedFailure* e = find(implementation, law)) return e->reason;
   return std::nullopt;
 }
 
@@ -75,14 +80,19 @@ bool load_expectations_config(const std::string& path, Expectations& into, std::
       ExpectedFailure e;
       e.origin = path + ": " + where;
       for (const auto& [key, value] : item.items()) {
-        if (key != "law" && key != "implementation" && key != "reason")
-          return fail(where + ": unknown key \"" + key + "\" (the keys are law, implementation and reason)");
+        if (key != "law" && key != "implementation" && key != "reason" && key != "strict")
+          return fail(where + ": unknown key \"" + key + "\" (the keys are law, implementation, reason and strict)");
+        if (key == "strict") {
+          if (!value.is_boolean()) return fail(where + ".strict must be true or false");
+          continue;
+        }
         if (!value.is_string()) return fail(where + "." + key + " must be a string");
       }
       if (!item.contains("law")) return fail(where + " needs \"law\"");
       e.law = item["law"].get<std::string>();
       if (item.contains("implementation")) e.implementation = item["implementation"].get<std::string>();
       if (item.contains("reason")) e.reason = item["reason"].get<std::string>();
+      if (item.contains("strict")) e.strict = item["strict"].get<bool>();
       into.expect_fail.push_back(std::move(e));
     }
   }

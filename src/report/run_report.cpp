@@ -99,4 +99,9 @@ void write_text_file(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path + ": write failed");
 }
 
+std::string passed_despite_note(const LawResult& l) {
+  const std::string why = l.passed_despite && !l.passed_despite->empty() ? ": " + *l.passed_despite : "";
+  return l.run.law + " passed here; it is declared to fail on some machines (\"strict\": false" + why + ")";
+}
+
 }  // namespace attncheck

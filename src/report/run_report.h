@@ -26,6 +26,9 @@ struct LawResult {
   // Declared a known, accepted failure (--expect-fail, --config, a case file's
   // "expect": "fail"): the reason, possibly empty. Unset: the law must pass.
   std::optional<std::string> expected_failure;
+  // Declared with "strict": false (a failure some machines show) and passed
+  // here: that declaration's reason. A plain pass; the reports add a note.
+  std::optional<std::string> passed_despite;
   // replay: the case file this result replayed (the law alone does not name it).
   std::string replayed_file;
 
@@ -45,6 +48,10 @@ struct LawResult {
   // opposed to every call being unsupported, or every call faulting).
   bool skipped_as_not_applicable() const;
 };
+
+// "LAW passed here; it is declared to fail on some machines (...)": the note
+// for a law with passed_despite set.
+std::string passed_despite_note(const LawResult& l);
 
 // What the embedded default run demands of a built-in.
 enum class Expectation {

@@ -62,6 +62,13 @@ TEST(ExpectationsConfig, ReadsBothKeysAndRefusesTypos) {
   EXPECT_EQ(e.expected_failure("t", "matches_oracle"), std::optional<std::string>("upstream"));
   EXPECT_TRUE(e.expected_failure("u", "deterministic").has_value());
   EXPECT_EQ(expectations_problem(e, {"t"}), "");
+  EXPECT_TRUE(e.find("t", "matches_oracle")->strict);  // strict unless it says otherwise
+  std::ofstream(path) << R"({"expect_fail": [{"law": "matches_oracle", "strict": false}]})";
+  Expectations lenient;
+  ASSERT_TRUE(load_expectations_config(path, lenient, error)) << error;
+  ASSERT_NE(lenient.find("x", "matches_oracle"), nullptr);
+  EXPECT_FALSE(lenient.find("x", "matches_oracle")->strict);
+  EXPECT_EQ(lenient.find("x", "deterministic"), nullptr);
   std::ofstream(path) << R"({"expect_fail": [{"law": "matches_oracle", "reson": "typo"}]})";
   Expectations f;
   EXPECT_FALSE(load_expectations_config(path, f, error));
