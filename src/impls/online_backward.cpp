@@ -37,6 +37,7 @@
 #include "impls/kernels.h"
 #include "impls/online_tiles.h"
 #include "impls/typed_grad_v2.h"
+#include "impls/vector_isa.h"
 #include "parallel/parallel_for.h"
 
 namespace attncheck {
@@ -272,24 +273,45 @@ ATTNCHECK_INLINE void key_tile_body(const TypedCallV2<T>& c, const TypedGradV2<T
   }
 }
 
-// The cloned entry points, one per dtype.
-ATTNCHECK_VECTOR_CLONES void row_block(const TypedCallV2<float>& c, const TypedGradV2<float>& g, int64_t b, int64_t h,
-                                       int64_t i0, int64_t rows, RowTerms<float>& terms, Scratch<float>& w) {
+// The entry points in the build of their loops that this CPU runs (vector_isa.h).
+template <class T>
+ATTNCHECK_ISA_AVX512 void row_block_avx512(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h,
+                                           int64_t i0, int64_t rows, RowTerms<T>& terms, Scratch<T>& w) {
   row_block_body(c, g, b, h, i0, rows, terms, w);
 }
-ATTNCHECK_VECTOR_CLONES void row_block(const TypedCallV2<double>& c, const TypedGradV2<double>& g, int64_t b,
-                                       int64_t h, int64_t i0, int64_t rows, RowTerms<double>& terms,
-                                       Scratch<double>& w) {
+template <class T>
+ATTNCHECK_ISA_AVX2 void row_block_avx2(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h,
+                                       int64_t i0, int64_t rows, RowTerms<T>& terms, Scratch<T>& w) {
   row_block_body(c, g, b, h, i0, rows, terms, w);
 }
-ATTNCHECK_VECTOR_CLONES void key_tile(const TypedCallV2<float>& c, const TypedGradV2<float>& g, int64_t b,
-                                      int64_t kv_head, int64_t j0, int64_t keys, const RowTerms<float>& terms,
-                                      Scratch<float>& w) {
+template <class T>
+void row_block(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h, int64_t i0, int64_t rows,
+               RowTerms<T>& terms, Scratch<T>& w) {
+  switch (vector_isa()) {
+    case VectorIsa::avx512: return row_block_avx512(c, g, b, h, i0, rows, terms, w);
+    case VectorIsa::avx2: return row_block_avx2(c, g, b, h, i0, rows, terms, w);
+    case VectorIsa::baseline: break;
+  }
+  row_block_body(c, g, b, h, i0, rows, terms, w);
+}
+template <class T>
+ATTNCHECK_ISA_AVX512 void key_tile_avx512(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t kv_head,
+                                          int64_t j0, int64_t keys, const RowTerms<T>& terms, Scratch<T>& w) {
   key_tile_body(c, g, b, kv_head, j0, keys, terms, w);
 }
-ATTNCHECK_VECTOR_CLONES void key_tile(const TypedCallV2<double>& c, const TypedGradV2<double>& g, int64_t b,
-                                      int64_t kv_head, int64_t j0, int64_t keys, const RowTerms<double>& terms,
-                                      Scratch<double>& w) {
+template <class T>
+ATTNCHECK_ISA_AVX2 void key_tile_avx2(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t kv_head,
+                                      int64_t j0, int64_t keys, const RowTerms<T>& terms, Scratch<T>& w) {
+  key_tile_body(c, g, b, kv_head, j0, keys, terms, w);
+}
+template <class T>
+void key_tile(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t kv_head, int64_t j0, int64_t keys,
+              const RowTerms<T>& terms, Scratch<T>& w) {
+  switch (vector_isa()) {
+    case VectorIsa::avx512: return key_tile_avx512(c, g, b, kv_head, j0, keys, terms, w);
+    case VectorIsa::avx2: return key_tile_avx2(c, g, b, kv_head, j0, keys, terms, w);
+    case VectorIsa::baseline: break;
+  }
   key_tile_body(c, g, b, kv_head, j0, keys, terms, w);
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "impls/in_process.h"
+#include "impls/vector_isa.h"
 #include "oracle/oracle.h"
 #include "parallel/parallel_for.h"
 #include "problem/problem.h"
@@ -57,6 +58,29 @@ TEST(OnlineParallel, MatchesOracleAndOneThread) {
         ASSERT_EQ(serial.status, CallStatus::ok) << serial.message;
         EXPECT_EQ(serial.out, parallel.out);  // no NaN here: == is bitwise agreement
       }
+}
+
+// Every build of online's loops this CPU can run (vector_isa.h: AVX-512,
+// AVX2, baseline, each with its own instruction selection and FMA
+// contraction) matches the oracle, forward and at a GQA group.
+TEST(OnlineParallel, EveryVectorBuildMatchesOracle) {
+  auto online = make_builtin("online");
+  for (VectorIsa isa : {VectorIsa::baseline, VectorIsa::avx2, VectorIsa::avx512}) {
+    if (isa > detected_vector_isa()) continue;
+    ScopedVectorIsa cap(isa);
+    ASSERT_EQ(vector_isa(), isa);
+    for (DType dtype : {DType::f32, DType::f64, DType::bf16})
+      for (bool with_mask : {false, true}) {
+        SCOPED_TRACE(testing::Message() << vector_isa_name(isa) << " " << dtype_name(dtype)
+                                        << (with_mask ? " masked" : ""));
+        const Problem p = parallel_sized_problem(dtype, Causal::bottom_right, with_mask);
+        const Outcome o = online->run(p);
+        ASSERT_EQ(o.status, CallStatus::ok) << o.message;
+        const Comparison c = compare_to_oracle(p, oracle(p), o.out);
+        EXPECT_TRUE(c.ok) << c.violations << " violations, worst ratio " << c.worst_ratio;
+        EXPECT_GT(c.judged, 0);
+      }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,61 @@
+// Which build of online's hot loops this machine runs. The library is built
+// without -march (one binary for every x86-64), so each hot function of
+// online's forward and backward is compiled three times from one body:
+//   ATTNCHECK_ISA_AVX512: AVX-512 (F, VL, BW, DQ) with FMA;
+//   ATTNCHECK_ISA_AVX2:   AVX2 with FMA;
+//   no attribute:         the baseline (SSE2).
+// and vector_isa() picks one once, from the CPU. These are ISA-only target
+// attributes: the builds keep the default tuning, so the ordinary inline
+// functions they call (TypedCallV2's accessors, std::min) still inline into
+// them, which an "arch=" target would forbid. GCC's target_clones cannot
+// name two ISAs for one clone, and its "avx2" and "avx512f" clones have no
+// FMA: a multiply and an add for every multiply-add of the dot products and
+// of P.V. Elsewhere than x86-64 GCC or clang, the attributes are empty and
+// every build is the baseline.
+//
+// Example usage:
+//   template <class T> ATTNCHECK_ISA_AVX512 void work_avx512(const T* x) { work_body(x); }
+//   template <class T> ATTNCHECK_ISA_AVX2 void work_avx2(const T* x) { work_body(x); }
+//   template <class T> void work(const T* x) {
+//     switch (vector_isa()) { case VectorIsa::avx512: return work_avx512(x); ... }
+//   }
+#pragma once
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ATTNCHECK_NO_TARGET_CLONES)
+#define ATTNCHECK_ISA_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")))
+#define ATTNCHECK_ISA_AVX2 __attribute__((target("avx2,fma")))
+#define ATTNCHECK_HAS_ISA_BUILDS 1
+#else
+#define ATTNCHECK_ISA_AVX512
+#define ATTNCHECK_ISA_AVX2
+#define ATTNCHECK_HAS_ISA_BUILDS 0
+#endif
+
+namespace attncheck {
+
+enum class VectorIsa { baseline, avx2, avx512 };
+
+// The best build this CPU (and its OS) runs, detected once; lowered by a
+// live ScopedVectorIsa.
+VectorIsa vector_isa();
+
+// The best build this CPU runs, whatever ScopedVectorIsa says.
+VectorIsa detected_vector_isa();
+
+const char* vector_isa_name(VectorIsa isa);
+
+// Caps vector_isa() at `isa` for its lifetime (a process-wide setting, so
+// that parallel_for's threads see it too): for tests, which run each build on
+// one machine. Not for use while another thread runs a check.
+class ScopedVectorIsa {
+ public:
+  explicit ScopedVectorIsa(VectorIsa isa);
+  ~ScopedVectorIsa();
+  ScopedVectorIsa(const ScopedVectorIsa&) = delete;
+  ScopedVectorIsa& operator=(const ScopedVectorIsa&) = delete;
+
+ private:
+  VectorIsa previous_;
+};
+
+}  // namespace attncheck
