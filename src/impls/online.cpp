@@ -202,21 +202,8 @@ ATTNCHECK_INLINE void query_block_body(const TypedCallV2<T>& c, const Block& blk
 
 // The block in the build of its loops that this CPU runs (vector_isa.h).
 template <class T>
-ATTNCHECK_ISA_AVX512 void query_block_avx512(const TypedCallV2<T>& c, const Block& blk, BlockScratch<T>& scratch) {
-  query_block_body(c, blk, scratch);
-}
-template <class T>
-ATTNCHECK_ISA_AVX2 void query_block_avx2(const TypedCallV2<T>& c, const Block& blk, BlockScratch<T>& scratch) {
-  query_block_body(c, blk, scratch);
-}
-template <class T>
 void query_block(const TypedCallV2<T>& c, const Block& blk, BlockScratch<T>& scratch) {
-  switch (vector_isa()) {
-    case VectorIsa::avx512: return query_block_avx512(c, blk, scratch);
-    case VectorIsa::avx2: return query_block_avx2(c, blk, scratch);
-    case VectorIsa::baseline: break;
-  }
-  query_block_body(c, blk, scratch);
+  run_in_vector_build([&]() __attribute__((always_inline)) { query_block_body(c, blk, scratch); });
 }
 
 template <class T>

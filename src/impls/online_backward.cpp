@@ -92,13 +92,13 @@ ATTNCHECK_INLINE bool tile_gradients(const TypedCallV2<T>& c, const TypedGradV2<
   const T minus_inf = -std::numeric_limits<T>::infinity();
   T* __restrict s = w.s.data();
   T* __restrict dp = w.dp.data();
-  tile_dot(c.q.row(b, h, i), w.k_t.data(), c.head_dim, s);
+  tile_dot_rows<1>(c.q.row(b, h, i), 0, w.k_t.data(), c.head_dim, s);
   tile_logits(c, b, h, i, j0, begin, end, s, w.slope.data());
   bool any = false;
   for (int64_t jj = 0; jj < kKeyTile; ++jj) any |= s[jj] != minus_inf;
   if (!any) return false;
   for (int64_t jj = 0; jj < kKeyTile; ++jj) s[jj] = std::exp(s[jj] - lse);  // exp(-inf) = 0
-  tile_dot(g.dout.row(b, h, i), w.v_t.data(), c.value_dim, dp);
+  tile_dot_rows<1>(g.dout.row(b, h, i), 0, w.v_t.data(), c.value_dim, dp);
   for (int64_t jj = 0; jj < kKeyTile; ++jj) dp[jj] = s[jj] * (dp[jj] - rowsum);
   if (c.softcap > 0)
     for (int64_t jj = 0; jj < kKeyTile; ++jj) dp[jj] *= w.slope[jj];
@@ -155,7 +155,7 @@ ATTNCHECK_INLINE void block_lse(const TypedCallV2<T>& c, int64_t b, int64_t h, i
       const int64_t begin = std::clamp<int64_t>(range.begin - j0, 0, keys);
       const int64_t end = std::clamp<int64_t>(range.end - j0, 0, keys);
       if (begin >= end) continue;
-      tile_dot(c.q.row(b, h, i), w.k_t.data(), c.head_dim, s);
+      tile_dot_rows<1>(c.q.row(b, h, i), 0, w.k_t.data(), c.head_dim, s);
       tile_logits(c, b, h, i, j0, begin, end, s, w.slope.data());
       {
         // As the forward: a NaN logit becomes the max and poisons the row.
@@ -275,44 +275,14 @@ ATTNCHECK_INLINE void key_tile_body(const TypedCallV2<T>& c, const TypedGradV2<T
 
 // The entry points in the build of their loops that this CPU runs (vector_isa.h).
 template <class T>
-ATTNCHECK_ISA_AVX512 void row_block_avx512(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h,
-                                           int64_t i0, int64_t rows, RowTerms<T>& terms, Scratch<T>& w) {
-  row_block_body(c, g, b, h, i0, rows, terms, w);
-}
-template <class T>
-ATTNCHECK_ISA_AVX2 void row_block_avx2(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h,
-                                       int64_t i0, int64_t rows, RowTerms<T>& terms, Scratch<T>& w) {
-  row_block_body(c, g, b, h, i0, rows, terms, w);
-}
-template <class T>
 void row_block(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h, int64_t i0, int64_t rows,
                RowTerms<T>& terms, Scratch<T>& w) {
-  switch (vector_isa()) {
-    case VectorIsa::avx512: return row_block_avx512(c, g, b, h, i0, rows, terms, w);
-    case VectorIsa::avx2: return row_block_avx2(c, g, b, h, i0, rows, terms, w);
-    case VectorIsa::baseline: break;
-  }
-  row_block_body(c, g, b, h, i0, rows, terms, w);
-}
-template <class T>
-ATTNCHECK_ISA_AVX512 void key_tile_avx512(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t kv_head,
-                                          int64_t j0, int64_t keys, const RowTerms<T>& terms, Scratch<T>& w) {
-  key_tile_body(c, g, b, kv_head, j0, keys, terms, w);
-}
-template <class T>
-ATTNCHECK_ISA_AVX2 void key_tile_avx2(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t kv_head,
-                                      int64_t j0, int64_t keys, const RowTerms<T>& terms, Scratch<T>& w) {
-  key_tile_body(c, g, b, kv_head, j0, keys, terms, w);
+  run_in_vector_build([&]() __attribute__((always_inline)) { row_block_body(c, g, b, h, i0, rows, terms, w); });
 }
 template <class T>
 void key_tile(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t kv_head, int64_t j0, int64_t keys,
               const RowTerms<T>& terms, Scratch<T>& w) {
-  switch (vector_isa()) {
-    case VectorIsa::avx512: return key_tile_avx512(c, g, b, kv_head, j0, keys, terms, w);
-    case VectorIsa::avx2: return key_tile_avx2(c, g, b, kv_head, j0, keys, terms, w);
-    case VectorIsa::baseline: break;
-  }
-  key_tile_body(c, g, b, kv_head, j0, keys, terms, w);
+  run_in_vector_build([&]() __attribute__((always_inline)) { key_tile_body(c, g, b, kv_head, j0, keys, terms, w); });
 }
 
 template <class T>

@@ -1,6 +1,6 @@
 // The tiles that online's forward (online.cpp) and backward
 // (online_backward.cpp) stream over: kKeyTile keys at a time, a compile-time
-// trip count for the vector loops, the two inner loops both passes share, and
+// trip count for the vector loops, the inner loops both passes share, and
 // the logit chain (tile_logits) both apply to a tile of dot products.
 // Each pass's block function is compiled once per vector ISA (vector_isa.h);
 // the helpers here are always inlined into it, so that each build compiles
@@ -20,40 +20,13 @@ namespace attncheck::online_tiles {
 
 constexpr int64_t kKeyTile = 32;  // keys per step; a compile-time trip count for the vector loops
 
-// scores[jj] = q . k_jj for one query row over one key tile. k_t is the tile
-// transposed, [head_dim][kKeyTile], zero past the tile's real keys, so the
-// inner loop is a contiguous axpy (no reduction: vectorises without -ffast-math).
-// Four dimensions per pass over scores, added one after the other, so each
-// score sums q_d k_d in order d = 0, 1, ... as a plain loop would, with a
-// quarter of the loads and stores of scores.
-template <class T>
-ATTNCHECK_INLINE void tile_dot(const T* __restrict q, const T* __restrict k_t, int64_t head_dim, T* __restrict scores) {
-  for (int64_t jj = 0; jj < kKeyTile; ++jj) scores[jj] = 0;
-  int64_t d = 0;
-  for (; d + 4 <= head_dim; d += 4) {
-    const T q0 = q[d], q1 = q[d + 1], q2 = q[d + 2], q3 = q[d + 3];
-    const T* __restrict k0 = k_t + d * kKeyTile;
-    for (int64_t jj = 0; jj < kKeyTile; ++jj) {
-      T sum = scores[jj];
-      sum += q0 * k0[jj];
-      sum += q1 * k0[kKeyTile + jj];
-      sum += q2 * k0[2 * kKeyTile + jj];
-      sum += q3 * k0[3 * kKeyTile + jj];
-      scores[jj] = sum;
-    }
-  }
-  for (; d < head_dim; ++d) {
-    const T qd = q[d];
-    const T* __restrict kd = k_t + d * kKeyTile;
-    for (int64_t jj = 0; jj < kKeyTile; ++jj) scores[jj] += qd * kd[jj];
-  }
-}
-
 // scores[r][jj] = q_r . k_jj for R query rows over one key tile: row r of q
-// at q + r * q_row, scores [R][kKeyTile]. The R rows share every load of k_t,
-// and their R x kKeyTile sums stay in registers over the whole of head_dim
-// (R = 4: eight 16-float vectors), where tile_dot loads and stores its sums
-// every four dimensions. Each score still sums q_d k_d in order d = 0, 1, ...
+// at q + r * q_row, scores [R][kKeyTile]. k_t is the tile transposed,
+// [head_dim][kKeyTile], zero past the tile's real keys, so the inner loop is a
+// contiguous axpy (no reduction: vectorises without -ffast-math). The R rows
+// share every load of k_t, and their R x kKeyTile sums stay in registers over
+// the whole of head_dim (R = 4, f32: eight 16-float vectors); each score sums
+// q_d k_d in order d = 0, 1, ... as a plain loop would.
 template <int R, class T>
 ATTNCHECK_INLINE void tile_dot_rows(const T* __restrict q, int64_t q_row, const T* __restrict k_t, int64_t head_dim,
                                     T* __restrict scores) {
@@ -72,9 +45,10 @@ ATTNCHECK_INLINE void tile_dot_rows(const T* __restrict q, int64_t q_row, const 
 }
 
 // acc_r[col] = acc_r[col] * alpha[r] + sum_jj p[r][jj] * v[jj][col] for R
-// rows at once: acc row r at acc + r * value_dim, p [R][kKeyTile], v as in
-// tile_accumulate. Each V element is loaded once for the R rows; four keys
-// per pass over the accumulators, added in key order as a plain loop would.
+// rows at once: acc row r at acc + r * value_dim, p [R][kKeyTile]; v holds
+// `keys` rows of [value_dim], row jj at v + jj * v_row (the view's row
+// stride). Each V element is loaded once for the R rows; four keys per pass
+// over the accumulators, added in key order as a plain loop would.
 template <int R, class T>
 ATTNCHECK_INLINE void tile_accumulate_rows(T* __restrict acc, const T* __restrict alpha, const T* __restrict p,
                                            const T* __restrict v, int64_t v_row, int64_t keys, int64_t value_dim) {
@@ -107,36 +81,6 @@ ATTNCHECK_INLINE void tile_accumulate_rows(T* __restrict acc, const T* __restric
       const T pj = p[r * kKeyTile + jj];
       for (int64_t col = 0; col < value_dim; ++col) acc[r * value_dim + col] += pj * vj[col];
     }
-  }
-}
-
-// acc[col] = acc[col] * alpha + sum_jj p[jj] * v[jj][col]: v holds `keys` rows
-// of [value_dim], row jj at v + jj * v_row (the view's row stride). Four keys
-// per pass over acc, added in key order as a plain loop would.
-template <class T>
-ATTNCHECK_INLINE void tile_accumulate(T* __restrict acc, T alpha, const T* __restrict p, const T* __restrict v,
-                                      int64_t v_row, int64_t keys, int64_t value_dim) {
-  for (int64_t col = 0; col < value_dim; ++col) acc[col] *= alpha;
-  int64_t jj = 0;
-  for (; jj + 4 <= keys; jj += 4) {
-    const T p0 = p[jj], p1 = p[jj + 1], p2 = p[jj + 2], p3 = p[jj + 3];
-    const T* __restrict v0 = v + jj * v_row;
-    const T* __restrict v1 = v0 + v_row;
-    const T* __restrict v2 = v1 + v_row;
-    const T* __restrict v3 = v2 + v_row;
-    for (int64_t col = 0; col < value_dim; ++col) {
-      T sum = acc[col];
-      sum += p0 * v0[col];
-      sum += p1 * v1[col];
-      sum += p2 * v2[col];
-      sum += p3 * v3[col];
-      acc[col] = sum;
-    }
-  }
-  for (; jj < keys; ++jj) {
-    const T pj = p[jj];
-    const T* __restrict vj = v + jj * v_row;
-    for (int64_t col = 0; col < value_dim; ++col) acc[col] += pj * vj[col];
   }
 }
 

@@ -13,12 +13,8 @@
 // of P.V. Elsewhere than x86-64 GCC or clang, the attributes are empty and
 // every build is the baseline.
 //
-// Example usage:
-//   template <class T> ATTNCHECK_ISA_AVX512 void work_avx512(const T* x) { work_body(x); }
-//   template <class T> ATTNCHECK_ISA_AVX2 void work_avx2(const T* x) { work_body(x); }
-//   template <class T> void work(const T* x) {
-//     switch (vector_isa()) { case VectorIsa::avx512: return work_avx512(x); ... }
-//   }
+// Example usage (work_body always inlined, so each build compiles it for its ISA):
+//   run_in_vector_build([&]() __attribute__((always_inline)) { work_body(x); });
 #pragma once
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ATTNCHECK_NO_TARGET_CLONES)
@@ -57,5 +53,26 @@ class ScopedVectorIsa {
  private:
   VectorIsa previous_;
 };
+
+// body() in the build vector_isa() picks. body must be an always-inline
+// lambda (and what it calls always inlined): it is then compiled into each
+// build with that build's instruction set.
+template <class Body>
+ATTNCHECK_ISA_AVX512 void run_avx512(const Body& body) {
+  body();
+}
+template <class Body>
+ATTNCHECK_ISA_AVX2 void run_avx2(const Body& body) {
+  body();
+}
+template <class Body>
+void run_in_vector_build(const Body& body) {
+  switch (vector_isa()) {
+    case VectorIsa::avx512: return run_avx512(body);
+    case VectorIsa::avx2: return run_avx2(body);
+    case VectorIsa::baseline: break;
+  }
+  body();
+}
 
 }  // namespace attncheck
