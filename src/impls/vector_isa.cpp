@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace attncheck {
 namespace {
 
-VectorIsa detect() {
+VectorIsa detect_cpu() {
 #if ATTNCHECK_HAS_ISA_BUILDS
   // __builtin_cpu_supports also checks that the OS saves the vector state (XCR0).
   __builtin_cpu_init();
@@ -16,6 +19,19 @@ VectorIsa detect() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::avx2;
 #endif
   return VectorIsa::baseline;
+}
+
+// ATTNCHECK_VECTOR_ISA=avx2 or baseline lowers the choice for the whole
+// process: what a machine without AVX-512 (or without AVX2) runs, on this one.
+VectorIsa detect() {
+  const VectorIsa cpu = detect_cpu();
+  const char* env = std::getenv("ATTNCHECK_VECTOR_ISA");
+  if (!env || !*env) return cpu;
+  for (VectorIsa isa : {VectorIsa::avx512, VectorIsa::avx2, VectorIsa::baseline})
+    if (std::strcmp(env, vector_isa_name(isa)) == 0) return std::min(cpu, isa);
+  std::fprintf(stderr, "attncheck: ATTNCHECK_VECTOR_ISA=%s is not one of avx512, avx2, baseline; using %s\n", env,
+               vector_isa_name(cpu));
+  return cpu;
 }
 
 std::atomic<VectorIsa> g_cap{VectorIsa::avx512};

@@ -1,6 +1,7 @@
-// Which build of online's hot loops this machine runs. The library is built
-// without -march (one binary for every x86-64), so each hot function of
-// online's forward and backward is compiled three times from one body:
+// Which build of the hot loops this machine runs (online's forward and
+// backward; the oracle's kernels, oracle/simd_native.h). The library is built
+// without -march (one binary for every x86-64), so each hot function is
+// compiled three times from one body:
 //   ATTNCHECK_ISA_AVX512: AVX-512 (F, VL, BW, DQ) with FMA;
 //   ATTNCHECK_ISA_AVX2:   AVX2 with FMA;
 //   no attribute:         the baseline (SSE2).
@@ -35,7 +36,9 @@ enum class VectorIsa { baseline, avx2, avx512 };
 // live ScopedVectorIsa.
 VectorIsa vector_isa();
 
-// The best build this CPU runs, whatever ScopedVectorIsa says.
+// The best build this CPU runs, whatever ScopedVectorIsa says; the
+// environment variable ATTNCHECK_VECTOR_ISA (avx512, avx2 or baseline) lowers
+// it for the whole process, to run here what a machine without AVX-512 runs.
 VectorIsa detected_vector_isa();
 
 const char* vector_isa_name(VectorIsa isa);

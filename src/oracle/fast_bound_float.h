@@ -3,7 +3,7 @@
 // max_j |v_jc|, sum_j (F sdt_j + sor_j) |v_jc - o_c| (F = kBoundSafetyFactor:
 // the implementation's and the oracle's deviation sums in one) and the
 // 16-bit allowance's sum. Each only has to be an upper bound to first order,
-// so it may be formed with 16 float lanes and lifted back over the exact sum
+// so it may be formed in float lanes and lifted back over the exact sum
 // (float_sum_factor, float_underflow; docs/tolerance.md, "The bound's sums in
 // float"). The exact value (q.k_j, sum_j w_j v_jc) stays in double. The f64
 // path keeps its double kernels (fast_kernels.h): its values need not fit a float.

@@ -1,5 +1,5 @@
 // The vectorised loops of the oracle's blocked paths (fast_block.h) in
-// double, over raw arrays, multiversioned (simd_clones.h): the per-key loops
+// double, over raw arrays, built for each vector ISA (simd_native.h): the per-key loops
 // of both paths, and the sums over V of the f64 path (the double path forms
 // those in float, fast_bound_float.h, and falls back on these). Shapes, for a
 // block of kRows query rows of one head against its keys:

@@ -1,5 +1,5 @@
 // The double-word loops of the oracle's f64 path (fast_rows_f64.cpp), over raw
-// arrays, multiversioned (simd_clones.h) and compiled without contraction
+// arrays, built for each vector ISA (simd_native.h) and compiled without contraction
 // (src/CMakeLists.txt), and the bounds of what they compute. Shapes, for a
 // block of kRows query rows of one head (fast_kernels.h):
 //   qb [kRows][D], kt [n16/kTile][D][kTile]     the rows, K^T by tiles (fast_kernels.h)

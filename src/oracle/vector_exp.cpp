@@ -3,8 +3,7 @@
 #include <bit>
 #include <cmath>
 
-#include "oracle/simd_clones.h"
-#include "oracle/simd_v8d.h"
+#include "oracle/simd_native.h"
 
 namespace attncheck::oracle_detail {
 
@@ -31,33 +30,37 @@ constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;  // ln 2 - kLn2Hi
 constexpr double kShifter = 0x1.8p52;             // adding it rounds to an integer, kept in the low bits
 constexpr double kLowest = -708;                  // 2^n stays normal above this
 
-// One lane's arithmetic, 8 lanes at a time (v8d, fma8): the same operations
-// as the scalar loop below, so the same values; GCC left the scalar loop
+// One lane's arithmetic, S::kD lanes at a time: the same operations as the
+// scalar loop below, so the same values; GCC left the scalar loop
 // unvectorised (its Horner loop a scalar FMA chain).
-__attribute__((always_inline)) inline v8d exp8(v8d x) {
-  const v8d lowest = splat8(kLowest), highest = splat8(708), shifter = splat8(kShifter);
-  const v8d xt = x < lowest ? lowest : (x > highest ? highest : x);
-  const v8d shifted = fma8(xt, splat8(kLog2e), shifter);
-  const v8d k = shifted - shifter;
-  const v8d r = fma8(-k, splat8(kLn2Lo), fma8(-k, splat8(kLn2Hi), xt));
-  v8d poly = splat8(kC[13]);
-  for (int c = 12; c >= 0; --c) poly = fma8(poly, r, splat8(kC[c]));
-  typedef uint64_t v8u __attribute__((vector_size(64)));  // unsigned: the scalar loop's wrap-around
-  v8u bits, shifter_bits;
+template <class S>
+ATTNCHECK_INLINE typename S::d exp_lanes(typename S::d x) {
+  using V = typename S::d;
+  const V lowest = S::splat(kLowest), highest = S::splat(708), shifter = S::splat(kShifter);
+  const V xt = x < lowest ? lowest : (x > highest ? highest : x);
+  const V shifted = S::fma(xt, S::splat(kLog2e), shifter);
+  const V k = shifted - shifter;
+  const V r = S::fma(-k, S::splat(kLn2Lo), S::fma(-k, S::splat(kLn2Hi), xt));
+  V poly = S::splat(kC[13]);
+  for (int c = 12; c >= 0; --c) poly = S::fma(poly, r, S::splat(kC[c]));
+  typedef uint64_t vu __attribute__((vector_size(sizeof(V))));  // unsigned: the scalar loop's wrap-around
+  vu bits, shifter_bits;
   std::memcpy(&bits, &shifted, sizeof bits);
   std::memcpy(&shifter_bits, &shifter, sizeof bits);
-  const v8u two_k_bits = (bits - shifter_bits + 1023) << 52;
-  v8d two_k;
+  const vu two_k_bits = (bits - shifter_bits + 1023) << 52;
+  V two_k;
   std::memcpy(&two_k, &two_k_bits, sizeof two_k);
   return poly * two_k;
 }
 
 }  // namespace
 
-ATTNCHECK_SIMD_CLONES
 void exp_array(const double* x, double* y, int64_t n) {
   int64_t t0 = 0;
-  for (; t0 + 8 <= n; t0 += 8) store8(y + t0, exp8(load8(x + t0)));
+  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = decltype(s);
+    for (; t0 + S::kD <= n; t0 += S::kD) S::store(y + t0, exp_lanes<S>(S::load(x + t0)));
+  });
   for (int64_t t = t0; t < n; ++t) {
     // Clamped so every lane computes something finite; the lanes outside are redone below.
     const double xt = x[t] < kLowest ? kLowest : (x[t] > 708 ? 708 : x[t]);

@@ -1,0 +1,177 @@
+// The oracle's kernels on native vectors: one register of the build that runs
+// them (impls/vector_isa.h), so nothing is ever split or kept in memory.
+//   Simd<64>  AVX-512: d = 8 doubles, f = 16 floats (one zmm each)
+//   Simd<32>  AVX2:    d = 4 doubles, f = 8 floats  (one ymm each)
+//   Simd<16>  SSE2:    d = 2 doubles, f = 4 floats  (one xmm each)
+// A kernel is a template on S = Simd<kBytes>; each build instantiates it with
+// its own width (run_oracle_kernel below). GCC 12 kept 64-byte vectors in
+// memory in an AVX2 build (every operation a load and a store), which made
+// the oracle 20x slower on a machine without AVX-512.
+//
+// f has twice d's lanes: a float vector of kF lanes widens into two d
+// (widen(v, 0), widen(v, 1)). Every operation is element-wise IEEE
+// arithmetic; nothing is reassociated, so a kernel whose lanes are
+// independent gives the same bits in every build that has the same FMA use.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "impls/vector_isa.h"
+
+// Passing these by value would change the ABI between ISAs (-Wpsabi); every
+// helper here is always inlined, so no such call exists, and the files that
+// include this one are compiled with -Wno-psabi (src/CMakeLists.txt).
+
+namespace attncheck::oracle_detail {
+
+#define ATTNCHECK_INLINE __attribute__((always_inline)) inline
+
+typedef double v8d __attribute__((vector_size(64)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef double v2d __attribute__((vector_size(16)));
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef float v2f __attribute__((vector_size(8)));
+
+// What does not depend on the width: D doubles, F floats (twice D's lanes),
+// HF floats (as many lanes as D).
+template <class D, class F, class HF>
+struct SimdOps {
+  typedef D d;
+  typedef F f;
+  typedef HF hf;
+  static constexpr int kD = sizeof(D) / sizeof(double);
+  static constexpr int kF = 2 * kD;
+  typedef int64_t di __attribute__((vector_size(sizeof(D))));
+  typedef int32_t fi __attribute__((vector_size(sizeof(F))));
+
+  static ATTNCHECK_INLINE D load(const double* p) {
+    D v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static ATTNCHECK_INLINE F loadf(const float* p) {
+    F v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static ATTNCHECK_INLINE void store(double* p, D v) { std::memcpy(p, &v, sizeof v); }
+  static ATTNCHECK_INLINE void storef(float* p, F v) { std::memcpy(p, &v, sizeof v); }
+  // kD floats from memory, widened to double (exact).
+  static ATTNCHECK_INLINE D load_widened(const float* p) {
+    HF h;
+    std::memcpy(&h, p, sizeof h);
+    return __builtin_convertvector(h, D);
+  }
+  // The low (h = 0) or high (h = 1) kD lanes of v, widened to double (exact).
+  static ATTNCHECK_INLINE D widen(F v, int h) {
+    HF half;
+    std::memcpy(&half, reinterpret_cast<const char*>(&v) + sizeof(HF) * h, sizeof half);
+    return __builtin_convertvector(half, D);
+  }
+  // kD doubles rounded to the nearest floats, stored.
+  static ATTNCHECK_INLINE void store_narrowed(float* p, D v) {
+    const HF h = __builtin_convertvector(v, HF);
+    std::memcpy(p, &h, sizeof h);
+  }
+  static ATTNCHECK_INLINE D abs(D v) {
+    di bits;
+    std::memcpy(&bits, &v, sizeof v);
+    bits &= INT64_MAX;  // clears the sign bits
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+  static ATTNCHECK_INLINE F absf(F v) {
+    fi bits;
+    std::memcpy(&bits, &v, sizeof v);
+    bits &= INT32_MAX;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+  // std::fma lane by lane: one vfmadd where the build has FMA (GCC vectorises
+  // the loop), a correctly rounded library fma elsewhere; the same value either way.
+  static ATTNCHECK_INLINE D fma(D a, D b, D c) {
+    D r;
+    for (int l = 0; l < kD; ++l) r[l] = std::fma(a[l], b[l], c[l]);
+    return r;
+  }
+  // max and min as std::max / std::min: the first argument when either is NaN.
+  static ATTNCHECK_INLINE D max(D a, D b) { return a < b ? b : a; }
+  static ATTNCHECK_INLINE D min(D a, D b) { return b < a ? b : a; }
+  static ATTNCHECK_INLINE F maxf(F a, F b) { return a < b ? b : a; }
+};
+
+template <int kBytes>
+struct Simd;
+
+// splat: a shuffle of lane 0, one broadcast (often folded into the FMA's
+// memory operand). v{} + x would keep a scalar addition (-0 + 0 is +0), and
+// an initializer list of x lane by lane becomes masked broadcasts. Written
+// per width: GCC 12 refuses __builtin_shufflevector on a dependent type.
+template <>
+struct Simd<64> : SimdOps<v8d, v16f, v8f> {
+  static ATTNCHECK_INLINE d splat(double x) {
+    const d v = {x};
+    return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
+  static ATTNCHECK_INLINE f splatf(float x) {
+    const f v = {x};
+    return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
+};
+template <>
+struct Simd<32> : SimdOps<v4d, v8f, v4f> {
+  static ATTNCHECK_INLINE d splat(double x) {
+    const d v = {x};
+    return __builtin_shufflevector(v, v, 0, 0, 0, 0);
+  }
+  static ATTNCHECK_INLINE f splatf(float x) {
+    const f v = {x};
+    return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
+};
+template <>
+struct Simd<16> : SimdOps<v2d, v4f, v2f> {
+  static ATTNCHECK_INLINE d splat(double x) {
+    const d v = {x};
+    return __builtin_shufflevector(v, v, 0, 0);
+  }
+  static ATTNCHECK_INLINE f splatf(float x) {
+    const f v = {x};
+    return __builtin_shufflevector(v, v, 0, 0, 0, 0);
+  }
+};
+
+// The kernels' loops over keys keep 8 lanes of partial sums and maxima, as
+// eight doubles: 8 / kD vectors of S. Their horizontal reductions run over
+// those 8 lanes in order, so every build reduces in the same order.
+inline constexpr int kLanes = 8;
+
+// body(S{}) in the build vector_isa() picks, S = Simd<64>, Simd<32> or
+// Simd<16>. body must be an always-inline generic lambda (what it calls
+// always inlined too): it is then compiled into each build for its ISA.
+//   return run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA { return body<decltype(s)>(...); });
+#define ATTNCHECK_INLINE_LAMBDA __attribute__((always_inline))
+template <class Body>
+ATTNCHECK_ISA_AVX512 decltype(auto) run_oracle_avx512(const Body& body) {
+  return body(Simd<64>{});
+}
+template <class Body>
+ATTNCHECK_ISA_AVX2 decltype(auto) run_oracle_avx2(const Body& body) {
+  return body(Simd<32>{});
+}
+template <class Body>
+decltype(auto) run_oracle_kernel(const Body& body) {
+  switch (vector_isa()) {
+    case VectorIsa::avx512: return run_oracle_avx512(body);
+    case VectorIsa::avx2: return run_oracle_avx2(body);
+    case VectorIsa::baseline: break;
+  }
+  return body(Simd<16>{});
+}
+
+}  // namespace attncheck::oracle_detail
