@@ -3,7 +3,9 @@
 # benchmark's time and GFLOP/s, its ratio to libtorch's SDPA at the same dtype
 # and shape (torch/...: f32, torch/f64/...) and to gemm_peak (the machine's
 # f32 GEMM ceiling), and for plugin_overhead/<plugin>/{host,in_process}/... the
-# time over the plugin's forward called directly on an encoded call (.../direct/...).
+# time over the plugin's forward called directly on an encoded call (.../direct/...),
+# and for plugin_overhead/<plugin>/paired/... the same ratios from calls made
+# side by side (medians of each variant's calls, the order rotating).
 # README.md's table is this output.
 #
 # Usage: bench/run-table.sh [BUILD_DIR] [FILTER]
@@ -76,6 +78,9 @@ for name, b in rows:
     if m:
         direct = by_name.get(f"plugin_overhead/{m.group(1)}/direct/{m.group(3)}")
         if direct: note = f"{m.group(2).replace('_', '-')} / direct = {seconds(b) / seconds(direct):.3f}"
+    # The paired variant's ratios of medians, each call timed by itself in turn.
+    if "host/direct" in b:
+        note = f"side by side: host / direct = {b['host/direct']:.3f}, in-process / direct = {b['in_process/direct']:.3f}"
     # Issue #12's anchors: the oracle's double path against libtorch's f64 SDPA,
     # its f64 path against its double path.
     m = re.match(r"oracle/f32/(.*)", name)
