@@ -38,8 +38,9 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef float v2f __attribute__((vector_size(8)));
 
 // What does not depend on the width: D doubles, F floats (twice D's lanes),
-// HF floats (as many lanes as D).
-template <class D, class F, class HF>
+// HF floats (as many lanes as D). Self (the Simd<N> below) gives the
+// conversions between HF and D, to_double and to_float.
+template <class Self, class D, class F, class HF>
 struct SimdOps {
   typedef D d;
   typedef F f;
@@ -65,17 +66,17 @@ struct SimdOps {
   static ATTNCHECK_INLINE D load_widened(const float* p) {
     HF h;
     std::memcpy(&h, p, sizeof h);
-    return __builtin_convertvector(h, D);
+    return Self::to_double(h);
   }
   // The low (h = 0) or high (h = 1) kD lanes of v, widened to double (exact).
   static ATTNCHECK_INLINE D widen(F v, int h) {
     HF half;
     std::memcpy(&half, reinterpret_cast<const char*>(&v) + sizeof(HF) * h, sizeof half);
-    return __builtin_convertvector(half, D);
+    return Self::to_double(half);
   }
   // kD doubles rounded to the nearest floats, stored.
   static ATTNCHECK_INLINE void store_narrowed(float* p, D v) {
-    const HF h = __builtin_convertvector(v, HF);
+    const HF h = Self::to_float(v);
     std::memcpy(p, &h, sizeof h);
   }
   static ATTNCHECK_INLINE D abs(D v) {
@@ -108,12 +109,30 @@ struct SimdOps {
 template <int kBytes>
 struct Simd;
 
+// to_double / to_float: GCC 12 lowers __builtin_convertvector between
+// floats and doubles of the same lane count in half-width pieces (two
+// vcvtps2pd on xmm for a v4f, with a trip through the stack), so the AVX-512
+// and AVX2 builds name the one instruction; checked for its ISA where it is
+// expanded, after inlining into that build, the one place its Simd is used.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && ATTNCHECK_HAS_ISA_BUILDS
+#define ATTNCHECK_GCC_X86_BUILTINS 1
+#else
+#define ATTNCHECK_GCC_X86_BUILTINS 0
+#endif
+
 // splat: a shuffle of lane 0, one broadcast (often folded into the FMA's
 // memory operand). v{} + x would keep a scalar addition (-0 + 0 is +0), and
 // an initializer list of x lane by lane becomes masked broadcasts. Written
 // per width: GCC 12 refuses __builtin_shufflevector on a dependent type.
 template <>
-struct Simd<64> : SimdOps<v8d, v16f, v8f> {
+struct Simd<64> : SimdOps<Simd<64>, v8d, v16f, v8f> {
+#if ATTNCHECK_GCC_X86_BUILTINS
+  static ATTNCHECK_INLINE v8d to_double(v8f h) { return __builtin_ia32_cvtps2pd512_mask(h, v8d{}, 0xff, 4); }
+  static ATTNCHECK_INLINE v8f to_float(v8d v) { return __builtin_ia32_cvtpd2ps512_mask(v, v8f{}, 0xff, 4); }
+#else
+  static ATTNCHECK_INLINE v8d to_double(v8f h) { return __builtin_convertvector(h, v8d); }
+  static ATTNCHECK_INLINE v8f to_float(v8d v) { return __builtin_convertvector(v, v8f); }
+#endif
   static ATTNCHECK_INLINE d splat(double x) {
     const d v = {x};
     return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -124,7 +143,21 @@ struct Simd<64> : SimdOps<v8d, v16f, v8f> {
   }
 };
 template <>
-struct Simd<32> : SimdOps<v4d, v8f, v4f> {
+struct Simd<32> : SimdOps<Simd<32>, v4d, v8f, v4f> {
+#if ATTNCHECK_GCC_X86_BUILTINS
+  static ATTNCHECK_INLINE v4d to_double(v4f h) { return __builtin_ia32_cvtps2pd256(h); }
+  static ATTNCHECK_INLINE v4f to_float(v4d v) { return __builtin_ia32_cvtpd2ps256(v); }
+#else
+  static ATTNCHECK_INLINE v4d to_double(v4f h) { return __builtin_convertvector(h, v4d); }
+  static ATTNCHECK_INLINE v4f to_float(v4d v) { return __builtin_convertvector(v, v4f); }
+#endif
+#if ATTNCHECK_GCC_X86_BUILTINS
+  // GCC 12 leaves SimdOps::fma's lane loop scalar at 4 lanes (a vfmadd231sd
+  // and two shuffles a lane: the f64 path ran 3.5 times slower than on
+  // AVX-512). The builtin is checked for FMA where it is expanded, after
+  // inlining into the AVX2 build, the one place Simd<32> is used.
+  static ATTNCHECK_INLINE d fma(d a, d b, d c) { return __builtin_ia32_vfmaddpd256(a, b, c); }
+#endif
   static ATTNCHECK_INLINE d splat(double x) {
     const d v = {x};
     return __builtin_shufflevector(v, v, 0, 0, 0, 0);
@@ -135,7 +168,9 @@ struct Simd<32> : SimdOps<v4d, v8f, v4f> {
   }
 };
 template <>
-struct Simd<16> : SimdOps<v2d, v4f, v2f> {
+struct Simd<16> : SimdOps<Simd<16>, v2d, v4f, v2f> {
+  static ATTNCHECK_INLINE v2d to_double(v2f h) { return __builtin_convertvector(h, v2d); }
+  static ATTNCHECK_INLINE v2f to_float(v2d v) { return __builtin_convertvector(v, v2f); }
   static ATTNCHECK_INLINE d splat(double x) {
     const d v = {x};
     return __builtin_shufflevector(v, v, 0, 0);
