@@ -4,6 +4,7 @@
 // Exit status 2 for anything that could not run as asked (docs/cli.md).
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/check_command.h"
@@ -11,6 +12,7 @@
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
 #include "cli/sensitivity_command.h"
+#include "impls/vector_isa.h"
 #include "problem/dtype.h"
 #include "problem/profiles.h"
 #include "report/report_formats.h"
@@ -21,6 +23,11 @@
 
 int main(int argc, char** argv) {
   using namespace attncheck;
+  // Read once, by the first kernel that runs; a typo would silently run the best build.
+  if (const char* isa = std::getenv("ATTNCHECK_VECTOR_ISA"); isa && *isa && !parse_vector_isa(isa)) {
+    std::cerr << "attncheck: ATTNCHECK_VECTOR_ISA=" << isa << " is not one of avx512, avx2, baseline (or unset it)\n";
+    return 2;
+  }
   CLI::App app{"attncheck: checks that an attention implementation computes attention, law by law"};
   app.set_version_flag("--version", std::string("attncheck ") + ATTNCHECK_VERSION);
   app.require_subcommand(1);

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 namespace attncheck {
 namespace {
@@ -27,8 +26,7 @@ VectorIsa detect() {
   const VectorIsa cpu = detect_cpu();
   const char* env = std::getenv("ATTNCHECK_VECTOR_ISA");
   if (!env || !*env) return cpu;
-  for (VectorIsa isa : {VectorIsa::avx512, VectorIsa::avx2, VectorIsa::baseline})
-    if (std::strcmp(env, vector_isa_name(isa)) == 0) return std::min(cpu, isa);
+  if (const std::optional<VectorIsa> isa = parse_vector_isa(env)) return std::min(cpu, *isa);
   std::fprintf(stderr, "attncheck: ATTNCHECK_VECTOR_ISA=%s is not one of avx512, avx2, baseline; using %s\n", env,
                vector_isa_name(cpu));
   return cpu;
@@ -52,6 +50,12 @@ const char* vector_isa_name(VectorIsa isa) {
     case VectorIsa::baseline: return "baseline";
   }
   return "?";
+}
+
+std::optional<VectorIsa> parse_vector_isa(std::string_view text) {
+  for (VectorIsa isa : {VectorIsa::avx512, VectorIsa::avx2, VectorIsa::baseline})
+    if (text == vector_isa_name(isa)) return isa;
+  return std::nullopt;
 }
 
 ScopedVectorIsa::ScopedVectorIsa(VectorIsa isa) : previous_(g_cap.exchange(isa)) {}

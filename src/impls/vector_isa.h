@@ -28,6 +28,9 @@
 #define ATTNCHECK_HAS_ISA_BUILDS 0
 #endif
 
+#include <optional>
+#include <string_view>
+
 namespace attncheck {
 
 enum class VectorIsa { baseline, avx2, avx512 };
@@ -42,6 +45,11 @@ VectorIsa vector_isa();
 VectorIsa detected_vector_isa();
 
 const char* vector_isa_name(VectorIsa isa);
+
+// The ISA ATTNCHECK_VECTOR_ISA names ("avx512", "avx2", "baseline"), or
+// nullopt for any other text. The program refuses another value (exit 2);
+// the library, where nothing can refuse it, warns once on stderr and uses the CPU's best.
+std::optional<VectorIsa> parse_vector_isa(std::string_view text);
 
 // Caps vector_isa() at `isa` for its lifetime (a process-wide setting, so
 // that parallel_for's threads see it too): for tests, which run each build on

@@ -232,7 +232,13 @@ elif scenario == "seed-env":
     assert "seed: 7\n" in p.stdout, p.stdout
     p = run(["check", "--impl", "reference", "--cases", "5"], 2, env=dict(ENV, ATTNCHECK_SEED="12x"))
     assert "ATTNCHECK_SEED" in p.stderr, p.stderr
-    print("seed-env: ATTNCHECK_SEED read, --seed wins, a bad value refused")
+    # The vector build: a lower one runs and reports the same; a bad name is refused.
+    p = run(["check", "--impl", "online", "--law", "matches_oracle", "--cases", "5", "--seed", "7"], 0,
+            env=dict(ENV, ATTNCHECK_VECTOR_ISA="baseline"))
+    assert "pass" in p.stdout, p.stdout
+    p = run(["check", "--impl", "reference", "--cases", "5"], 2, env=dict(ENV, ATTNCHECK_VECTOR_ISA="avx3"))
+    assert "ATTNCHECK_VECTOR_ISA=avx3 is not one of avx512, avx2, baseline" in p.stderr, p.stderr
+    print("seed-env: ATTNCHECK_SEED read, --seed wins, a bad value refused; ATTNCHECK_VECTOR_ISA likewise")
 
 elif scenario == "replay-recorded":
     # As recorded, every case in regression/cases/ gives what it records: the
