@@ -57,15 +57,33 @@ Problem with_queries_permuted(const Problem& p, const std::vector<int64_t>& perm
 
 Problem head_alone(const Problem& p, int64_t bh) {
   const Shape& s = p.shape;
+  const int64_t b = bh / s.heads, h = bh % s.heads;
   Problem r = p;
-  r.shape.batch = r.shape.heads = 1;
-  auto cut = [bh](const auto& t, int64_t per_head) {
-    return std::decay_t<decltype(t)>(t.begin() + bh * per_head, t.begin() + (bh + 1) * per_head);
+  r.shape = {1, 1, s.q_len, s.kv_len, s.head_dim, s.value_dim};  // kv_heads: one, its own
+  auto cut = [](const auto& t, int64_t begin, int64_t count) {
+    return std::decay_t<decltype(t)>(t.begin() + begin, t.begin() + begin + count);
   };
-  r.q = cut(p.q, s.q_len * s.head_dim);
-  r.k = cut(p.k, s.kv_len * s.head_dim);
-  r.v = cut(p.v, s.kv_len * s.value_dim);
-  if (p.has_mask()) r.mask = cut(p.mask, s.q_len * s.kv_len);
+  r.q = cut(p.q, p.q_at(bh, 0, 0), s.q_len * s.head_dim);
+  // The kv head this query head reads (grouped heads: the group's one).
+  const int64_t kv = p.kv_of(bh);
+  r.k = cut(p.k, p.k_at(kv, 0, 0), s.kv_len * s.head_dim);
+  r.v = cut(p.v, p.v_at(kv, 0, 0), s.kv_len * s.value_dim);
+  if (p.is_backward()) r.dout = cut(p.dout, p.out_at(bh, 0, 0), s.q_len * s.value_dim);
+  // Mask and bias keep their broadcast: with one batch and one head only
+  // per_row changes their size ([q_len or 1][kv_len]).
+  auto pairs = [&](const auto& t, const Broadcast& how) {
+    std::decay_t<decltype(t)> out;
+    if (t.empty()) return out;
+    for (int64_t i = 0; i < (how.per_row ? s.q_len : 1); ++i)
+      for (int64_t j = 0; j < s.kv_len; ++j) out.push_back(t[how.at(s, b, h, i, j)]);
+    return out;
+  };
+  r.mask = pairs(p.mask, p.mask_broadcast);
+  r.bias = pairs(p.bias, p.bias_broadcast);
+  if (!p.q_lens.empty()) r.q_lens = {p.q_lens[b]};
+  if (!p.kv_lens.empty()) r.kv_lens = {p.kv_lens[b]};
+  if (!p.alibi_slopes.empty()) r.alibi_slopes = {p.alibi_slopes[h]};
+  if (!p.sinks.empty()) r.sinks = {p.sinks[h]};
   return r;
 }
 

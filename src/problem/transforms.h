@@ -43,7 +43,10 @@ Problem with_keys_permuted(const Problem& p, const std::vector<int64_t>& perm);
 // The causal rule must be none.
 Problem with_queries_permuted(const Problem& p, const std::vector<int64_t>& perm);
 
-// The single (batch, head) bh = b * heads + h of p as a batch = heads = 1 problem.
+// The single (batch, head) bh = b * heads + h of p as a batch = heads = 1
+// problem: its q rows, the kv head it reads (grouped heads: its group's), its
+// mask and bias rows (broadcast kept), its batch's lengths, its head's ALiBi
+// slope and sink, its dout rows.
 Problem head_alone(const Problem& p, int64_t bh);
 
 // Leading batches and heads, a window of query rows and of keys, and the
