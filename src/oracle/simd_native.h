@@ -126,7 +126,7 @@ struct Simd;
 // per width: GCC 12 refuses __builtin_shufflevector on a dependent type.
 template <>
 struct Simd<64> : SimdOps<Simd<64>, v8d, v16f, v8f> {
-#if ATTNCHECK_GCC_X86_BUILTINS
+#if ATTNCHECK_GCC_X86_BUILTINS  // all lanes (mask 0xff), the current rounding mode (4)
   static ATTNCHECK_INLINE v8d to_double(v8f h) { return __builtin_ia32_cvtps2pd512_mask(h, v8d{}, 0xff, 4); }
   static ATTNCHECK_INLINE v8f to_float(v8d v) { return __builtin_ia32_cvtpd2ps512_mask(v, v8f{}, 0xff, 4); }
 #else
