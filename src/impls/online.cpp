@@ -203,7 +203,7 @@ ATTNCHECK_INLINE void query_block_body(const TypedCallV2<T>& c, const Block& blk
 // The block in the build of its loops that this CPU runs (vector_isa.h).
 template <class T>
 void query_block(const TypedCallV2<T>& c, const Block& blk, BlockScratch<T>& scratch) {
-  run_in_vector_build([&]() __attribute__((always_inline)) { query_block_body(c, blk, scratch); });
+  run_in_vector_build([&](auto) __attribute__((always_inline)) { query_block_body(c, blk, scratch); });
 }
 
 template <class T>

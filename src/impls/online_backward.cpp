@@ -277,12 +277,12 @@ ATTNCHECK_INLINE void key_tile_body(const TypedCallV2<T>& c, const TypedGradV2<T
 template <class T>
 void row_block(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h, int64_t i0, int64_t rows,
                RowTerms<T>& terms, Scratch<T>& w) {
-  run_in_vector_build([&]() __attribute__((always_inline)) { row_block_body(c, g, b, h, i0, rows, terms, w); });
+  run_in_vector_build([&](auto) __attribute__((always_inline)) { row_block_body(c, g, b, h, i0, rows, terms, w); });
 }
 template <class T>
 void key_tile(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t kv_head, int64_t j0, int64_t keys,
               const RowTerms<T>& terms, Scratch<T>& w) {
-  run_in_vector_build([&]() __attribute__((always_inline)) { key_tile_body(c, g, b, kv_head, j0, keys, terms, w); });
+  run_in_vector_build([&](auto) __attribute__((always_inline)) { key_tile_body(c, g, b, kv_head, j0, keys, terms, w); });
 }
 
 template <class T>

@@ -15,7 +15,7 @@
 // every build is the baseline.
 //
 // Example usage (work_body always inlined, so each build compiles it for its ISA):
-//   run_in_vector_build([&]() __attribute__((always_inline)) { work_body(x); });
+//   run_in_vector_build([&](auto) __attribute__((always_inline)) { work_body(x); });
 #pragma once
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ATTNCHECK_NO_TARGET_CLONES)
@@ -30,6 +30,7 @@
 
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace attncheck {
 
@@ -65,25 +66,32 @@ class ScopedVectorIsa {
   VectorIsa previous_;
 };
 
-// body() in the build vector_isa() picks. body must be an always-inline
-// lambda (and what it calls always inlined): it is then compiled into each
-// build with that build's instruction set.
+// The register width of a build in bytes (64 AVX-512, 32 AVX2, 16 SSE2):
+// what run_in_vector_build hands its body, for kernels written on vectors of
+// that width (oracle/simd_native.h); a body that needs none ignores it.
+template <int kBytes>
+using VectorBytes = std::integral_constant<int, kBytes>;
+
+// body(VectorBytes<N>{}) in the build vector_isa() picks, returning what body
+// returns. body must be an always-inline generic lambda (and what it calls
+// always inlined): it is then compiled into each build with that build's
+// instruction set.
 template <class Body>
-ATTNCHECK_ISA_AVX512 void run_avx512(const Body& body) {
-  body();
+ATTNCHECK_ISA_AVX512 decltype(auto) run_avx512(const Body& body) {
+  return body(VectorBytes<64>{});
 }
 template <class Body>
-ATTNCHECK_ISA_AVX2 void run_avx2(const Body& body) {
-  body();
+ATTNCHECK_ISA_AVX2 decltype(auto) run_avx2(const Body& body) {
+  return body(VectorBytes<32>{});
 }
 template <class Body>
-void run_in_vector_build(const Body& body) {
+decltype(auto) run_in_vector_build(const Body& body) {
   switch (vector_isa()) {
     case VectorIsa::avx512: return run_avx512(body);
     case VectorIsa::avx2: return run_avx2(body);
     case VectorIsa::baseline: break;
   }
-  body();
+  return body(VectorBytes<16>{});
 }
 
 }  // namespace attncheck

@@ -3,7 +3,7 @@
 #include "oracle/simd_native.h"
 
 // Each kernel is a body on S (simd_native.h), compiled into every build by
-// run_oracle_kernel. The tile and column kernels cover their 16 keys or
+// run_in_vector_build. The tile and column kernels cover their 16 keys or
 // columns in passes of S::kF (one float vector, two double vectors): one pass
 // on AVX-512, two on AVX2, four on SSE2, the same arithmetic per lane.
 
@@ -59,8 +59,8 @@ ATTNCHECK_INLINE void logits_tiles(const double* qb, const float* aqb, int64_t D
 
 void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, const float* akt, int64_t D,
                          int64_t n16, int64_t tiles, double* dot, double* absd) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     auto tile = [&](int64_t t, int64_t d, int c, typename S::d& k0, typename S::d& k1, typename S::f& ak)
                     ATTNCHECK_INLINE_LAMBDA {
       const int64_t at = (t * D + d) * kTile + c;  // tile t's row d: contiguous
@@ -74,8 +74,8 @@ void logits_mixed_kernel(const double* qb, const float* aqb, const double* kt, c
 
 void logits_float_kernel(const double* qb, const float* aqb, const float* ktf, int64_t D, int64_t n16, int64_t tiles,
                          double* dot, double* absd) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     auto tile = [&](int64_t t, int64_t d, int c, typename S::d& k0, typename S::d& k1, typename S::f& ak)
                     ATTNCHECK_INLINE_LAMBDA {
       const float* kr = ktf + (t * D + d) * kTile + c;
@@ -89,8 +89,8 @@ void logits_float_kernel(const double* qb, const float* aqb, const float* ktf, i
 
 void values_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* w, const float* pw,
                          int64_t stride, int64_t n, double* out, double* sabs) {
-  run_oracle_kernel([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(simd);
+  run_in_vector_build([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(simd)>;
     using V = typename S::d;
     using F = typename S::f;
     constexpr int kW = S::kD;
@@ -145,8 +145,8 @@ ATTNCHECK_INLINE void store_widened(double* out, const typename S::f* m) {
 }  // namespace
 
 void column_max_kernel(const float* vf, int64_t n, float* cmax) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     for (int64_t t = 0; t * kMaxChunk < n; ++t) {
       typename S::f m[kCols / S::kF] = {};
       span_max<S>(vf, t * kMaxChunk, std::min(n, (t + 1) * kMaxChunk), m);
@@ -157,27 +157,23 @@ void column_max_kernel(const float* vf, int64_t n, float* cmax) {
 }
 
 void range_max_kernel(const float* vf, const float* cmax, int64_t begin, int64_t end, double* out) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     constexpr int kParts = kCols / S::kF;
     typename S::f m[kParts] = {};
-    const int64_t first = (begin + kMaxChunk - 1) / kMaxChunk, last = end / kMaxChunk;  // whole blocks [first, last)
-    if (first >= last) {
-      span_max<S>(vf, begin, end, m);
-    } else {
-      span_max<S>(vf, begin, first * kMaxChunk, m);
-      for (int64_t t = first; t < last; ++t)
-        #pragma GCC unroll 8  // whole: the vectors stay in registers
-        for (int p = 0; p < kParts; ++p) m[p] = S::maxf(m[p], S::loadf(cmax + t * kCols + p * S::kF));
-      span_max<S>(vf, last * kMaxChunk, end, m);
-    }
+    for_max_chunks(
+        begin, end, [&](int64_t b, int64_t e) ATTNCHECK_INLINE_LAMBDA { span_max<S>(vf, b, e, m); },
+        [&](int64_t t) ATTNCHECK_INLINE_LAMBDA {
+          #pragma GCC unroll 8  // whole: the vectors stay in registers
+          for (int p = 0; p < kParts; ++p) m[p] = S::maxf(m[p], S::loadf(cmax + t * kCols + p * S::kF));
+        });
     store_widened<S>(out, m);
   });
 }
 
 void masked_max_kernel(const float* vf, const float* vis, int64_t n, double* out) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     typename S::f m[kCols / S::kF] = {};
     for (int64_t j = 0; j < n; ++j) {
       const typename S::f seen = S::splatf(vis[j]);
@@ -237,16 +233,16 @@ ATTNCHECK_INLINE void deviation_float(const float* vf, int64_t vstride, int64_t 
 
 void deviation_float_kernel(const float* vf, int64_t vstride, int64_t c0, const double* o, const float* devw,
                             const float* d16, int64_t stride, int64_t n, double* dev, double* sub16) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     if (d16) deviation_float<S, true>(vf, vstride, c0, o, devw, d16, stride, n, dev, sub16);
     else deviation_float<S, false>(vf, vstride, c0, o, devw, d16, stride, n, dev, sub16);
   });
 }
 
 void to_float_kernel(const double* x, float* y, int64_t n) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     int64_t j = 0;
     for (; j + S::kD <= n; j += S::kD) S::store_narrowed(y + j, S::load(x + j));
     for (; j < n; ++j) y[j] = static_cast<float>(x[j]);

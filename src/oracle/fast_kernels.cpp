@@ -6,7 +6,7 @@
 #include "oracle/simd_native.h"
 
 // Each kernel is a body on S (simd_native.h), compiled into every build by
-// run_oracle_kernel. The column kernels cover their kCols columns in passes
+// run_in_vector_build. The column kernels cover their kCols columns in passes
 // of 2 S::kD columns (one pass on AVX-512, two on AVX2, four on SSE2), each
 // with the same accumulators per row; a column's arithmetic is the same in
 // every pass layout. The per-key loops keep kLanes = 8 lanes of partial sums
@@ -84,8 +84,8 @@ ATTNCHECK_INLINE void values(const double* v, int64_t vstride, int64_t c0, const
 
 void values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw, const double* vis,
                    int64_t stride, int64_t n, double* out, double* sabs, double* vmax) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     if (out && vmax) values<S, true, true>(v, vstride, c0, w, pw, vis, stride, n, out, sabs, vmax);
     else if (out) values<S, true, false>(v, vstride, c0, w, pw, vis, stride, n, out, sabs, vmax);
     else if (vmax) values<S, false, true>(v, vstride, c0, w, pw, vis, stride, n, out, sabs, vmax);
@@ -104,8 +104,8 @@ ATTNCHECK_INLINE void span_max_d(const double* v, int64_t begin, int64_t end, ty
 }  // namespace
 
 void column_max_kernel_d(const double* v, int64_t n, double* cmax) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     for (int64_t t = 0; t * kMaxChunk < n; ++t) {
       typename S::d m[kCols / S::kD] = {};
       span_max_d<S>(v, t * kMaxChunk, std::min(n, (t + 1) * kMaxChunk), m);
@@ -116,20 +116,16 @@ void column_max_kernel_d(const double* v, int64_t n, double* cmax) {
 }
 
 void range_max_kernel_d(const double* v, const double* cmax, int64_t begin, int64_t end, double* out) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     constexpr int kParts = kCols / S::kD;
     typename S::d m[kParts] = {};
-    const int64_t first = (begin + kMaxChunk - 1) / kMaxChunk, last = end / kMaxChunk;  // whole blocks [first, last)
-    if (first >= last) {
-      span_max_d<S>(v, begin, end, m);
-    } else {
-      span_max_d<S>(v, begin, first * kMaxChunk, m);
-      for (int64_t t = first; t < last; ++t)
-        #pragma GCC unroll 8  // whole: the vectors stay in registers
-        for (int p = 0; p < kParts; ++p) m[p] = S::max(m[p], S::load(cmax + t * kCols + p * S::kD));
-      span_max_d<S>(v, last * kMaxChunk, end, m);
-    }
+    for_max_chunks(
+        begin, end, [&](int64_t b, int64_t e) ATTNCHECK_INLINE_LAMBDA { span_max_d<S>(v, b, e, m); },
+        [&](int64_t t) ATTNCHECK_INLINE_LAMBDA {
+          #pragma GCC unroll 8  // whole: the vectors stay in registers
+          for (int p = 0; p < kParts; ++p) m[p] = S::max(m[p], S::load(cmax + t * kCols + p * S::kD));
+        });
     #pragma GCC unroll 8  // whole: the vectors stay in registers
     for (int p = 0; p < kParts; ++p) S::store(out + p * S::kD, m[p]);
   });
@@ -174,16 +170,16 @@ ATTNCHECK_INLINE void deviation(const double* v, int64_t vstride, int64_t c0, co
 
 void deviation_kernel(const double* v, int64_t vstride, int64_t c0, const double* o, const double* devw,
                       const double* d16, int64_t stride, int64_t n, double* dev, double* sub16) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     if (d16) deviation<S, true>(v, vstride, c0, o, devw, d16, stride, n, dev, sub16);
     else deviation<S, false>(v, vstride, c0, o, devw, d16, stride, n, dev, sub16);
   });
 }
 
 double lane_sum(const double* x, int64_t n) {
-  return run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  return run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     typename S::d acc[kLanes / S::kD] = {};
     int64_t t = 0;
     for (; t + kLanes <= n; t += kLanes)
@@ -210,8 +206,8 @@ ATTNCHECK_INLINE V one_minus_exp_neg_up_v(V g) {
 }  // namespace
 
 double scale_logits_kernel(double* dot, double* absd, const double* vis, double scale, int64_t n) {
-  return run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  return run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     using V = typename S::d;
     const V sc = S::splat(scale), asc = S::abs(sc), neg_inf = S::splat(-__builtin_inf());
     V m[kLanes / S::kD];
@@ -230,8 +226,8 @@ double scale_logits_kernel(double* dot, double* absd, const double* vis, double 
 }
 
 void logit_maxima_kernel(const double* dot, const double* a, double rounding, int64_t n, double& raw, double& stored) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     using V = typename S::d;
     const V lr = S::splat(rounding);
     V r[kLanes / S::kD] = {}, st[kLanes / S::kD] = {};
@@ -255,8 +251,8 @@ void logit_maxima_kernel(const double* dot, const double* a, double rounding, in
 }
 
 void offsets_kernel(const double* s, const double* vis, double m, double* x, int64_t n) {
-  run_oracle_kernel([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(simd);
+  run_in_vector_build([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(simd)>;
     using V = typename S::d;
     const V mv = S::splat(m), zero = {};
     for (int64_t j = 0; j < n; j += S::kD) S::store(x + j, S::load(vis + j) > 0 ? S::load(s + j) - mv : zero);
@@ -264,8 +260,8 @@ void offsets_kernel(const double* s, const double* vis, double m, double* x, int
 }
 
 double masked_sum_kernel(double* w, const double* vis, int64_t n) {
-  return run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  return run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     using V = typename S::d;
     V acc[kLanes / S::kD] = {};
     for (int64_t j0 = 0; j0 < n; j0 += kLanes)
@@ -284,8 +280,8 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
                                const double* x, const double* w, const double* vis, const double* ksum,
                                const double* x_dt, const double* x_or, double total, double* p, double* e_dt,
                                double* e_or, int64_t n) {
-  return run_oracle_kernel([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(simd);
+  return run_in_vector_build([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(simd)>;
     using V = typename S::d;
     constexpr int kParts = kLanes / S::kD;
     const double log_total = __builtin_log(total);
@@ -332,8 +328,8 @@ RowErrorSums row_errors_kernel(const LogitErrorTerms& dt, const LogitErrorTerms&
 bool row_shifts_kernel(const double* p, const double* e_dt, const double* e_or, const double* vis, double E_dt,
                        double E_or, double weight_floor, double weight_step, double total, double safety, double* devw,
                        double* pw, double* d16, int64_t n) {
-  return run_oracle_kernel([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(simd);
+  return run_in_vector_build([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(simd)>;
     using V = typename S::d;
     const V Ed = S::splat(E_dt), Eo = S::splat(E_or), floor = S::splat(kWeightFloor), one = S::splat(1.0), zero = {};
     const V sf = S::splat(safety);

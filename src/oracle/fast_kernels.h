@@ -38,6 +38,19 @@ inline constexpr int64_t kMaxChunk = 64;
 void column_max_kernel_d(const double* v, int64_t n, double* cmax);
 void range_max_kernel_d(const double* v, const double* cmax, int64_t begin, int64_t end, double* out);
 
+// Keys [begin, end) as the range kernels take them: span(b, e) over the keys
+// of the partial blocks at either end (all of them when no block is whole),
+// block(t) for each whole block t between, whose maxima cmax holds. Always
+// inlined (with span and block), so each build's kernel compiles it.
+template <class Span, class Block>
+__attribute__((always_inline)) inline void for_max_chunks(int64_t begin, int64_t end, Span span, Block block) {
+  const int64_t first = (begin + kMaxChunk - 1) / kMaxChunk, last = end / kMaxChunk;  // whole blocks [first, last)
+  if (first >= last) return span(begin, end);
+  span(begin, first * kMaxChunk);
+  for (int64_t t = first; t < last; ++t) block(t);
+  span(last * kMaxChunk, end);
+}
+
 // Sum of x[0, n) with one accumulator per lane (vectorises without reassociating).
 double lane_sum(const double* x, int64_t n);
 

@@ -145,15 +145,15 @@ ATTNCHECK_INLINE void dw_values_rows(const double* v, int64_t vstride, int64_t c
 
 void dw_logits_kernel(const double* qb, const double* aqb, const double* kt, int64_t D, int64_t n16, int64_t tiles,
                       double* s_hi, double* s_lo, double* absd) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    dw_logit_tiles<decltype(s), false>(qb, aqb, nullptr, kt, D, n16, tiles, s_hi, s_lo, absd);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    dw_logit_tiles<SimdOf<decltype(s)>, false>(qb, aqb, nullptr, kt, D, n16, tiles, s_hi, s_lo, absd);
   });
 }
 
 void dw_logits_split_kernel(const double* qb, const double* aqb, const double* sigma, const double* kt, int64_t D,
                             int64_t n16, int64_t tiles, double* s_hi, double* s_lo, double* absd) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    dw_logit_tiles<decltype(s), true>(qb, aqb, sigma, kt, D, n16, tiles, s_hi, s_lo, absd);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    dw_logit_tiles<SimdOf<decltype(s)>, true>(qb, aqb, sigma, kt, D, n16, tiles, s_hi, s_lo, absd);
   });
 }
 
@@ -200,25 +200,25 @@ ATTNCHECK_INLINE dd::DW dw_masked_sum(double* __restrict w_hi, double* __restric
 
 dd::DW dw_offsets_kernel(double* s_hi, double* s_lo, const double* vis, double scale, double* x_hi, double* x_lo,
                          int64_t n) {
-  return run_oracle_kernel(
+  return run_in_vector_build(
       [&](auto) ATTNCHECK_INLINE_LAMBDA { return dw_offsets(s_hi, s_lo, vis, scale, x_hi, x_lo, n); });
 }
 
 dd::DW dw_masked_sum_kernel(double* w_hi, double* w_lo, const double* vis, int64_t n) {
-  return run_oracle_kernel([&](auto) ATTNCHECK_INLINE_LAMBDA { return dw_masked_sum(w_hi, w_lo, vis, n); });
+  return run_in_vector_build([&](auto) ATTNCHECK_INLINE_LAMBDA { return dw_masked_sum(w_hi, w_lo, vis, n); });
 }
 
 void dw_values_kernel(const double* v, int64_t vstride, int64_t c0, const double* w_hi, const double* w_lo,
                       int64_t stride, int64_t n, const dd::DW* total, double* out) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    dw_values_rows<decltype(s), false>(v, vstride, c0, w_hi, w_lo, stride, n, total, nullptr, out);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    dw_values_rows<SimdOf<decltype(s)>, false>(v, vstride, c0, w_hi, w_lo, stride, n, total, nullptr, out);
   });
 }
 
 void dw_values_split_kernel(const double* v, int64_t vstride, int64_t c0, const double* w_hi, const double* w_lo,
                             int64_t stride, int64_t n, const dd::DW* total, const double* sigma, double* out) {
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    dw_values_rows<decltype(s), true>(v, vstride, c0, w_hi, w_lo, stride, n, total, sigma, out);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    dw_values_rows<SimdOf<decltype(s)>, true>(v, vstride, c0, w_hi, w_lo, stride, n, total, sigma, out);
   });
 }
 

@@ -4,7 +4,7 @@
 //   Simd<32>  AVX2:    d = 4 doubles, f = 8 floats  (one ymm each)
 //   Simd<16>  SSE2:    d = 2 doubles, f = 4 floats  (one xmm each)
 // A kernel is a template on S = Simd<kBytes>; each build instantiates it with
-// its own width (run_oracle_kernel below). GCC 12 kept 64-byte vectors in
+// its own width (SimdOf, run_in_vector_build). GCC 12 kept 64-byte vectors in
 // memory in an AVX2 build (every operation a load and a store), which made
 // the oracle 20x slower on a machine without AVX-512.
 //
@@ -186,27 +186,13 @@ struct Simd<16> : SimdOps<Simd<16>, v2d, v4f, v2f> {
 // those 8 lanes in order, so every build reduces in the same order.
 inline constexpr int kLanes = 8;
 
-// body(S{}) in the build vector_isa() picks, S = Simd<64>, Simd<32> or
-// Simd<16>. body must be an always-inline generic lambda (what it calls
-// always inlined too): it is then compiled into each build for its ISA.
-//   return run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA { return body<decltype(s)>(...); });
+// The Simd of the width run_in_vector_build (impls/vector_isa.h) hands a
+// kernel's body; the lambda must be always inline to be compiled into each build:
+//   return run_in_vector_build([&](auto w) ATTNCHECK_INLINE_LAMBDA {
+//     return body<SimdOf<decltype(w)>>(...);
+//   });
 #define ATTNCHECK_INLINE_LAMBDA __attribute__((always_inline))
-template <class Body>
-ATTNCHECK_ISA_AVX512 decltype(auto) run_oracle_avx512(const Body& body) {
-  return body(Simd<64>{});
-}
-template <class Body>
-ATTNCHECK_ISA_AVX2 decltype(auto) run_oracle_avx2(const Body& body) {
-  return body(Simd<32>{});
-}
-template <class Body>
-decltype(auto) run_oracle_kernel(const Body& body) {
-  switch (vector_isa()) {
-    case VectorIsa::avx512: return run_oracle_avx512(body);
-    case VectorIsa::avx2: return run_oracle_avx2(body);
-    case VectorIsa::baseline: break;
-  }
-  return body(Simd<16>{});
-}
+template <class Width>
+using SimdOf = Simd<Width::value>;
 
 }  // namespace attncheck::oracle_detail

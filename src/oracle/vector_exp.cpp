@@ -57,8 +57,8 @@ ATTNCHECK_INLINE typename S::d exp_lanes(typename S::d x) {
 
 void exp_array(const double* x, double* y, int64_t n) {
   int64_t t0 = 0;
-  run_oracle_kernel([&](auto s) ATTNCHECK_INLINE_LAMBDA {
-    using S = decltype(s);
+  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(s)>;
     for (; t0 + S::kD <= n; t0 += S::kD) S::store(y + t0, exp_lanes<S>(S::load(x + t0)));
   });
   for (int64_t t = t0; t < n; ++t) {
