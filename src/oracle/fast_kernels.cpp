@@ -250,15 +250,6 @@ void logit_maxima_kernel(const double* dot, const double* a, double rounding, in
   });
 }
 
-void offsets_kernel(const double* s, const double* vis, double m, double* x, int64_t n) {
-  run_in_vector_build([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
-    using S = SimdOf<decltype(simd)>;
-    using V = typename S::d;
-    const V mv = S::splat(m), zero = {};
-    for (int64_t j = 0; j < n; j += S::kD) S::store(x + j, S::load(vis + j) > 0 ? S::load(s + j) - mv : zero);
-  });
-}
-
 double masked_sum_kernel(double* w, const double* vis, int64_t n) {
   return run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
     using S = SimdOf<decltype(s)>;

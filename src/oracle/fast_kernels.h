@@ -68,9 +68,6 @@ double scale_logits_kernel(double* dot, double* absd, const double* vis, double 
 // stored = max(0, max_j |dot_j| + rounding a_j), std::max's way (a NaN term is passed over).
 void logit_maxima_kernel(const double* dot, const double* a, double rounding, int64_t n, double& raw, double& stored);
 
-// x_j = s_j - m for visible keys, 0 for the others.
-void offsets_kernel(const double* s, const double* vis, double m, double* x, int64_t n);
-
 // w_j *= vis_j; returns sum_j w_j.
 double masked_sum_kernel(double* w, const double* vis, int64_t n);
 

@@ -144,9 +144,7 @@ class DoubleExact {
       }
     }
     if (lg.sink) m = std::max(m, lg.s);
-    offsets_kernel(dot, vis, m, x, n8);
-    exp_array(x, w, n8);
-    total = masked_sum_kernel(w, vis, n8);
+    total = exp_weights(dot, vis, m, x, w, n8);
     if (lg.sink) {
       lg.w_sink = std::exp(lg.s - m);
       total += lg.w_sink;

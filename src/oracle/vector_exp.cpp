@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 
+#include "oracle/fast_kernels.h"
 #include "oracle/simd_native.h"
 
 namespace attncheck::oracle_detail {
@@ -30,14 +31,19 @@ constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;  // ln 2 - kLn2Hi
 constexpr double kShifter = 0x1.8p52;             // adding it rounds to an integer, kept in the low bits
 constexpr double kLowest = -708;                  // 2^n stays normal above this
 
-// One lane's arithmetic, S::kD lanes at a time: the same operations as the
-// scalar loop below, so the same values; GCC left the scalar loop
+// One lane's arithmetic, S::kD lanes at a time: the same operations as
+// exp_scalar below, so the same values; GCC left the scalar loop
 // unvectorised (its Horner loop a scalar FMA chain).
+template <class S>
+ATTNCHECK_INLINE typename S::d clamp_lanes(typename S::d x) {
+  const typename S::d lowest = S::splat(kLowest), highest = S::splat(708);
+  return x < lowest ? lowest : (x > highest ? highest : x);
+}
 template <class S>
 ATTNCHECK_INLINE typename S::d exp_lanes(typename S::d x) {
   using V = typename S::d;
-  const V lowest = S::splat(kLowest), highest = S::splat(708), shifter = S::splat(kShifter);
-  const V xt = x < lowest ? lowest : (x > highest ? highest : x);
+  const V shifter = S::splat(kShifter);
+  const V xt = clamp_lanes<S>(x);
   const V shifted = S::fma(xt, S::splat(kLog2e), shifter);
   const V k = shifted - shifter;
   const V r = S::fma(-k, S::splat(kLn2Lo), S::fma(-k, S::splat(kLn2Hi), xt));
@@ -53,29 +59,92 @@ ATTNCHECK_INLINE typename S::d exp_lanes(typename S::d x) {
   return poly * two_k;
 }
 
+// Positive or NaN where a lane of x lies outside [kLowest, 708] (NaN
+// included), where 2^n would leave the normal range: std::exp redoes those;
+// 0 where every lane is inside. Summed over a row, the sum says whether any
+// lane was outside. (A compare into a mask would do, but GCC 12 made it a
+// scalar compare a lane; the clamp's selects vectorise.)
+template <class S>
+ATTNCHECK_INLINE typename S::d outside_lanes(typename S::d x) {
+  return S::abs(clamp_lanes<S>(x) - x);
+}
+inline bool any_outside_sum(double sum) { return !(sum == 0); }
+
+// One lane's arithmetic, scalar: exp_lanes' operations in the same order.
+double exp_scalar(double x) {
+  const double xt = x < kLowest ? kLowest : (x > 708 ? 708 : x);
+  const double shifted = std::fma(xt, kLog2e, kShifter);
+  const double k = shifted - kShifter;  // round(x / ln2), exactly an integer
+  const double r = std::fma(-k, kLn2Lo, std::fma(-k, kLn2Hi, xt));
+  double poly = kC[13];
+  for (int c = 12; c >= 0; --c) poly = std::fma(poly, r, kC[c]);
+  // 2^k from its bits: the shifter's low bits hold k (two's complement).
+  const uint64_t bits = std::bit_cast<uint64_t>(shifted) - std::bit_cast<uint64_t>(kShifter);
+  const double two_k = std::bit_cast<double>((bits + 1023) << 52);
+  return poly * two_k;
+}
+
+bool outside(double x) { return !(x >= kLowest && x <= 708); }
+
 }  // namespace
 
 void exp_array(const double* x, double* y, int64_t n) {
   int64_t t0 = 0;
-  run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+  // Whether a lane went outside: then (rarely) the whole array is looked over again.
+  const bool any_outside = run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
     using S = SimdOf<decltype(s)>;
-    for (; t0 + S::kD <= n; t0 += S::kD) S::store(y + t0, exp_lanes<S>(S::load(x + t0)));
+    typename S::d out = {};
+    for (; t0 + S::kD <= n; t0 += S::kD) {
+      const typename S::d xv = S::load(x + t0);
+      out += outside_lanes<S>(xv);  // clamped inside exp_lanes, so every lane computes something finite
+      S::store(y + t0, exp_lanes<S>(xv));
+    }
+    double sum = 0;
+    for (int l = 0; l < S::kD; ++l) sum += out[l];
+    return any_outside_sum(sum);
   });
-  for (int64_t t = t0; t < n; ++t) {
-    // Clamped so every lane computes something finite; the lanes outside are redone below.
-    const double xt = x[t] < kLowest ? kLowest : (x[t] > 708 ? 708 : x[t]);
-    const double shifted = std::fma(xt, kLog2e, kShifter);
-    const double k = shifted - kShifter;  // round(x / ln2), exactly an integer
-    const double r = std::fma(-k, kLn2Lo, std::fma(-k, kLn2Hi, xt));
-    double poly = kC[13];
-    for (int c = 12; c >= 0; --c) poly = std::fma(poly, r, kC[c]);
-    // 2^k from its bits: the shifter's low bits hold k (two's complement).
-    const uint64_t bits = std::bit_cast<uint64_t>(shifted) - std::bit_cast<uint64_t>(kShifter);
-    const double two_k = std::bit_cast<double>((bits + 1023) << 52);
-    y[t] = poly * two_k;
-  }
-  for (int64_t t = 0; t < n; ++t)
-    if (!(x[t] >= kLowest && x[t] <= 708)) y[t] = std::exp(x[t]);
+  for (int64_t t = t0; t < n; ++t) y[t] = outside(x[t]) ? std::exp(x[t]) : exp_scalar(x[t]);
+  if (any_outside)
+    for (int64_t t = 0; t < t0; ++t)
+      if (outside(x[t])) y[t] = std::exp(x[t]);
+}
+
+double exp_weights(const double* s, const double* vis, double m, double* x, double* w, int64_t n) {
+  bool any_outside = false;
+  const double total = run_in_vector_build([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
+    using S = SimdOf<decltype(simd)>;
+    using V = typename S::d;
+    constexpr int kParts = kLanes / S::kD;
+    const V mv = S::splat(m), zero = {};
+    V acc[kParts] = {};
+    V out = {};
+    for (int64_t j0 = 0; j0 < n; j0 += kLanes)
+      #pragma GCC unroll 8  // whole: the vectors stay in registers
+      for (int p = 0; p < kParts; ++p) {
+        const int64_t j = j0 + p * S::kD;
+        const V seen = S::load(vis + j);
+        const V xv = seen > zero ? S::load(s + j) - mv : zero;
+        out += outside_lanes<S>(xv);
+        const V wv = exp_lanes<S>(xv) * seen;
+        S::store(x + j, xv);
+        S::store(w + j, wv);
+        acc[p] += wv;
+      }
+    double outside_sum = 0;
+    for (int l = 0; l < S::kD; ++l) outside_sum += out[l];
+    any_outside = any_outside_sum(outside_sum);
+    double lanes[kLanes];
+    #pragma GCC unroll 8
+    for (int p = 0; p < kParts; ++p) S::store(lanes + p * S::kD, acc[p]);
+    double sum = 0;
+    for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+    return sum;
+  });
+  if (!any_outside) return total;
+  // A weight below 2^-1021 or so: std::exp's, then the sum again in the same lane order.
+  for (int64_t j = 0; j < n; ++j)
+    if (outside(x[j])) w[j] = std::exp(x[j]) * vis[j];
+  return masked_sum_kernel(w, vis, n);
 }
 
 }  // namespace attncheck::oracle_detail

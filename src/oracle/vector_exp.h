@@ -21,4 +21,11 @@ inline constexpr double kVectorExpUlps = 8;
 // within the same error). x and y must not overlap.
 void exp_array(const double* x, double* y, int64_t n);
 
+// One row's weights, in one pass over keys [0, n) (n a multiple of 8, as the
+// per-key kernels of fast_kernels.h): x_j = s_j - m for the keys the row sees
+// (vis_j = 1), 0 for the others; w_j = exp(x_j) vis_j; returns sum_j w_j,
+// in masked_sum_kernel's lane order. The same values as exp_array over x,
+// then masked_sum_kernel, with two passes over the row fewer.
+double exp_weights(const double* s, const double* vis, double m, double* x, double* w, int64_t n);
+
 }  // namespace attncheck::oracle_detail

@@ -8,12 +8,14 @@
 // Also the vectorised exp against long double.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "oracle/oracle.h"
+#include "oracle/fast_kernels.h"
 #include "oracle/oracle_paths.h"
 #include "oracle/vector_exp.h"
 #include "problem/generators.h"
@@ -256,6 +258,36 @@ TEST(VectorExp, WithinItsStatedUlps) {
   double out = 0;
   oracle_detail::exp_array(&nan, &out, 1);
   EXPECT_TRUE(std::isnan(out));
+}
+
+// exp_weights is the three passes it replaced, value for value: offsets
+// (x_j = s_j - m where seen, 0 elsewhere), exp_array over them, then
+// masked_sum_kernel's product with vis and its lane-ordered sum; with
+// arguments below exp_array's -708 (std::exp's), -inf and NaN logits.
+TEST(VectorExp, WeightsAreOffsetsExpThenMaskedSum) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> logit(-760, 40);
+  for (int64_t n : {8, 64, 4096}) {
+    for (int round = 0; round < 4; ++round) {
+      std::vector<double> s(n), vis(n);
+      double m = -INFINITY;
+      for (int64_t j = 0; j < n; ++j) {
+        s[j] = round == 0 ? logit(rng) / 100 : logit(rng);  // round 0: no argument below -708
+        vis[j] = rng() % 4 != 0 ? 1.0 : 0.0;
+        if (vis[j] > 0) m = std::max(m, s[j]);
+      }
+      if (round == 3) s[1] = -INFINITY, s[2] = NAN, vis[1] = vis[2] = 1;  // a masked-by-bias key, a NaN logit
+      std::vector<double> x_want(n), w_want(n), x(n), w(n);
+      for (int64_t j = 0; j < n; ++j) x_want[j] = vis[j] > 0 ? s[j] - m : 0.0;
+      oracle_detail::exp_array(x_want.data(), w_want.data(), n);
+      const double total_want = oracle_detail::masked_sum_kernel(w_want.data(), vis.data(), n);
+      const double total = oracle_detail::exp_weights(s.data(), vis.data(), m, x.data(), w.data(), n);
+      SCOPED_TRACE(testing::Message() << "n " << n << ", round " << round);
+      EXPECT_EQ(std::memcmp(x.data(), x_want.data(), n * sizeof(double)), 0);
+      EXPECT_EQ(std::memcmp(w.data(), w_want.data(), n * sizeof(double)), 0);
+      EXPECT_EQ(std::memcmp(&total, &total_want, sizeof total), 0) << total << " against " << total_want;
+    }
+  }
 }
 
 }  // namespace
