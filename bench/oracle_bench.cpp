@@ -15,10 +15,22 @@
 namespace attncheck::bench {
 namespace {
 
+// The double path's own arithmetic a visible (query, key) pair, in float
+// operations (a double operation counted as two: half the lanes a vector),
+// head_dim D = value_dim: the logits q.k_j in double and the bound's
+// sum_d |q_d| |k_jd| in float (2D double + 2D float = 6D), the output
+// sum_j w_j v_jc in double and the bound's sum_j p_j |v_jc| in float (6D),
+// the deviation sum_j devw_j |v_jc - o_c| in float (a subtraction and a
+// multiply-add: 3D). Per-key work (weights, shifts) is left out. Against
+// gemm_peak (float, every core) it says how near the machine's ceiling the
+// oracle's kernels run; libtorch's f64 SDPA does 4D double operations a pair, 8D.
+constexpr double kDoublePathFloatOpsPerForwardFlop = 15.0 / 4.0;  // 15D against the forward's 4D
+
 void oracle_bench(benchmark::State& state, DType dtype, const BenchShape& s) {
   const Problem p = gaussian_problem(dtype, s);
   for (auto _ : state) benchmark::DoNotOptimize(oracle(p));
   state.counters["GFLOP/s"] = gflops_counter(s.flop());
+  if (dtype == DType::f32) state.counters["f32_op_GFLOP/s"] = gflops_counter(s.flop() * kDoublePathFloatOpsPerForwardFlop);
   if (s.l >= memory_shape().l) state.counters["max_rss_MiB"] = max_rss_mib();
 }
 

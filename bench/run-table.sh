@@ -86,6 +86,9 @@ for name, b in rows:
     m = re.match(r"oracle/f32/(.*)", name)
     if m and gflops.get("torch/f64/" + m.group(1)) and g:
         note = f"vs torch f64 = {g / gflops['torch/f64/' + m.group(1)]:.2f}"
+    # The double path's own arithmetic (oracle_bench.cpp) against the ceiling.
+    if m and b.get("f32_op_GFLOP/s") and peak:
+        note = (note + "; " if note else "") + f"its arithmetic at {b['f32_op_GFLOP/s'] / peak:.2f} of gemm_peak"
     m = re.match(r"oracle/f64/(.*)", name)
     if m and gflops.get("oracle/f32/" + m.group(1)) and g:
         note = f"vs oracle/f32 = {g / gflops['oracle/f32/' + m.group(1)]:.2f}"
