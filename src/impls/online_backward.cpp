@@ -85,10 +85,11 @@ ATTNCHECK_INLINE void load_tiles(const TypedCallV2<T>& c, int64_t b, int64_t g, 
 
 // Row i of (b, h) against the loaded tile at j0: w.s = p_ij (0 where
 // invisible), w.dp = dS_ij. False when the row sees none of the tile's keys.
+// With `seen` [kKeyTile], also marks there the keys the row sees.
 template <class T>
 ATTNCHECK_INLINE bool tile_gradients(const TypedCallV2<T>& c, const TypedGradV2<T>& g, int64_t b, int64_t h,
                                      int64_t i, int64_t j0, int64_t begin, int64_t end, T lse, T rowsum,
-                                     Scratch<T>& w) {
+                                     Scratch<T>& w, bool* seen = nullptr) {
   const T minus_inf = -std::numeric_limits<T>::infinity();
   T* __restrict s = w.s.data();
   T* __restrict dp = w.dp.data();
@@ -97,6 +98,8 @@ ATTNCHECK_INLINE bool tile_gradients(const TypedCallV2<T>& c, const TypedGradV2<
   bool any = false;
   for (int64_t jj = 0; jj < kKeyTile; ++jj) any |= s[jj] != minus_inf;
   if (!any) return false;
+  if (seen)
+    for (int64_t jj = 0; jj < kKeyTile; ++jj) seen[jj] |= s[jj] != minus_inf;
   for (int64_t jj = 0; jj < kKeyTile; ++jj) s[jj] = std::exp(s[jj] - lse);  // exp(-inf) = 0
   tile_dot_rows<1>(g.dout.row(b, h, i), 0, w.v_t.data(), c.value_dim, dp);
   for (int64_t jj = 0; jj < kKeyTile; ++jj) dp[jj] = s[jj] * (dp[jj] - rowsum);
@@ -236,6 +239,7 @@ ATTNCHECK_INLINE void key_tile_body(const TypedCallV2<T>& c, const TypedGradV2<T
   T* __restrict dv_t = w.acc.data() + head_dim * kKeyTile;  // [value_dim][kKeyTile]
   std::fill(w.acc.begin(), w.acc.begin() + (head_dim + value_dim) * kKeyTile, T(0));
   load_tiles(c, b, kv_head, j0, keys, w);
+  bool seen[kKeyTile] = {};  // keys of the tile some row sees
   const int64_t rows = c.q_len_of(b);
   for (int64_t h = kv_head * c.group(); h < (kv_head + 1) * c.group(); ++h) {
     const int64_t base = (b * c.heads + h) * c.q_len;
@@ -246,7 +250,7 @@ ATTNCHECK_INLINE void key_tile_body(const TypedCallV2<T>& c, const TypedGradV2<T
       const int64_t begin = std::clamp<int64_t>(range.begin - j0, 0, keys);
       const int64_t end = std::clamp<int64_t>(range.end - j0, 0, keys);
       if (begin >= end) continue;
-      if (!tile_gradients(c, g, b, h, i, j0, begin, end, lse, terms.rowsum[base + i], w)) continue;
+      if (!tile_gradients(c, g, b, h, i, j0, begin, end, lse, terms.rowsum[base + i], w, seen)) continue;
       const T* __restrict p = w.s.data();
       const T* __restrict ds = w.dp.data();
       const T* __restrict q = c.q.row(b, h, i);
@@ -263,13 +267,16 @@ ATTNCHECK_INLINE void key_tile_body(const TypedCallV2<T>& c, const TypedGradV2<T
       }
     }
   }
-  // Every live key of the tile is written: 0 for one that no row sees.
+  // Every live key of the tile is written: exactly 0 for one that no row
+  // sees, whatever the accumulators hold (an infinite scale times their 0 is
+  // NaN, and so is a hidden key's weight 0 times an infinite dO: found by
+  // fuzz_gradients, regression case grad_empty_rows_zero-c8dcd89c315245d9).
   const T scale = c.abi_scale();
   for (int64_t jj = 0; jj < keys; ++jj) {
     T* dk = g.dk.row(b, kv_head, j0 + jj);
     T* dv = g.dv.row(b, kv_head, j0 + jj);
-    for (int64_t d = 0; d < head_dim; ++d) dk[d] = scale * dk_t[d * kKeyTile + jj];
-    for (int64_t col = 0; col < value_dim; ++col) dv[col] = dv_t[col * kKeyTile + jj];
+    for (int64_t d = 0; d < head_dim; ++d) dk[d] = seen[jj] ? scale * dk_t[d * kKeyTile + jj] : T(0);
+    for (int64_t col = 0; col < value_dim; ++col) dv[col] = seen[jj] ? dv_t[col * kKeyTile + jj] : T(0);
   }
 }
 
