@@ -219,6 +219,14 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
         const double qd = std::abs(p.q[p.q_at(bh, i, d)]);
         cq[d] = flush(qd, qd);
       }
+      // D_i's size as the backward may form it: rowsum(dO * O), whose terms sum
+      // to B_i, or rowsum(P * dP) (softmax's backward, as autograd and the
+      // reference form it), whose terms sum to a_i = sum_j P'_ij A_ij >= B_i:
+      // its rounding goes with the larger (the gradient oracle's d_error takes
+      // the larger of the two forms too). With B_i alone, a reference bf16
+      // backward whose dP_ij = -4.5e-13 vanished into two terms of +-64 beside
+      // it was judged 50% off (fuzz_gradients, grad_linear_in_dout-b0159e4a6ae565e8).
+      const double d_sum = std::max(m.b[r], m.a[r]);
       bool ds_over = false;
       for (int64_t j = 0; j < s.kv_len; ++j) {
         if (!p.visible(bh, i, j)) continue;
@@ -228,10 +236,10 @@ GradBounds grad_rounding_bounds(const Problem& p, const GradMagnitudes& m, const
           aij += std::abs(p.dout[p.out_at(bh, i, ch)] * p.v[p.v_at(kv, j, ch)]);
         // |error of dS_ij|, before f; floor_unit: what underflow to subnormals
         // may take from dP, D and dS (then multiplied by |K| or |Q|, which may be huge).
-        const double ds = w * ((m.gamma + 2 * rho) * (aij + m.b[r]) + cterm) + m.floor_unit;
-        const double ds_size = w * (aij + m.b[r]);
+        const double ds = w * ((m.gamma + 2 * rho) * (aij + d_sum) + cterm) + m.floor_unit;
+        const double ds_size = w * (aij + d_sum);
         // |dS_ij| of any correct backward (the full error model, whatever the law's): what may overflow or flush when scaled.
-        const double ds_hi = w * ((1 + m.gamma + 2 * rho_full) * (aij + m.b[r]) + m.c[r]) + m.floor_unit;
+        const double ds_hi = w * ((1 + m.gamma + 2 * rho_full) * (aij + d_sum) + m.c[r]) + m.floor_unit;
         const bool over = ds_hi * slack >= scaled_limit;
         ds_over |= over;
         dk_over[kv * s.kv_len + j] |= over;

@@ -5,6 +5,8 @@
 // A correct backward computes, for each query row i and visible key j (exact
 // weights P_ij, sinks in the denominator; dO = dout, O = its own forward out):
 //   dP_ij = dO_i . V_j      D_i = dO_i . O_i      dS_ij = P_ij (dP_ij - D_i) f_ij
+// (D_i as rowsum(dO * O), FlashAttention's way, or as rowsum(P * dP) = sum_j P_ij dP_ij,
+// softmax's backward as autograd forms it: the same value in exact arithmetic)
 //   dQ_i = scale sum_j dS_ij K_j    dK_j = scale sum_i dS_ij Q_i    dV_j = sum_i P_ij dO_i
 // (f_ij = 1 - tanh^2(s_ij / c) with a soft-cap c, else 1; |f| <= 1). First
 // order, each computed quantity carries:
@@ -24,8 +26,9 @@
 // weight counts as P_ij + tau, tau = 4 min_normal(compute).
 //
 // So, with A_ij = |dO_i|.|V_j|, B_i = |dO_i|.|O_i|, C_i = |dO_i|.bound_i
-// (dot products of absolute values), the deviation from the exact gradient is
-//   |dK^_jd - dK_jd| <= F scale sum_i |Q_id| (P'_ij [(gamma + 2 rho_i)(A_ij + B_i) + C_i] + floor)
+// (dot products of absolute values), a_i = sum_j P'_ij A_ij (>= B_i: what
+// rowsum(P * dP) sums) and D'_i = max(B_i, a_i), the deviation from the exact gradient is
+//   |dK^_jd - dK_jd| <= F scale sum_i |Q_id| (P'_ij [(gamma + 2 rho_i)(A_ij + D'_i) + C_i] + floor)
 //                       + u |dK^_jd| + min_subnormal(dtype)
 // (dQ alike with |K_jd| summed over j; dV: F sum_i (P'_ij (gamma + rho_i) |dO_ic| + floor) + u |dV^| + ...), rho_i =
 // expm1(rho_vary_i + rho_uniform_i) + gamma, F = kBoundSafetyFactor, u the
