@@ -31,14 +31,15 @@ constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;  // ln 2 - kLn2Hi
 constexpr double kShifter = 0x1.8p52;             // adding it rounds to an integer, kept in the low bits
 constexpr double kLowest = -708;                  // 2^n stays normal above this
 
-// One lane's arithmetic, S::kD lanes at a time: the same operations as
-// exp_scalar below, so the same values; GCC left the scalar loop
-// unvectorised (its Horner loop a scalar FMA chain).
+// x clamped to [kLowest, 708], so every lane computes something finite.
 template <class S>
 ATTNCHECK_INLINE typename S::d clamp_lanes(typename S::d x) {
   const typename S::d lowest = S::splat(kLowest), highest = S::splat(708);
   return x < lowest ? lowest : (x > highest ? highest : x);
 }
+// One lane's arithmetic, S::kD lanes at a time: the same operations as
+// exp_scalar below, so the same values; GCC left the scalar loop
+// unvectorised (its Horner loop a scalar FMA chain).
 template <class S>
 ATTNCHECK_INLINE typename S::d exp_lanes(typename S::d x) {
   using V = typename S::d;
