@@ -17,29 +17,6 @@ namespace attncheck::oracle_detail {
 
 namespace {
 
-// The 8 lanes of parts [kLanes / S::kD] in order, as doubles.
-template <class S>
-ATTNCHECK_INLINE void spill_lanes(const typename S::d* parts, double* lanes) {
-  #pragma GCC unroll 8  // whole: the vectors stay in registers
-  for (int p = 0; p < kLanes / S::kD; ++p) S::store(lanes + p * S::kD, parts[p]);
-}
-template <class S>
-ATTNCHECK_INLINE double lanes_max(const typename S::d* parts) {
-  double v[kLanes];
-  spill_lanes<S>(parts, v);
-  double m = v[0];
-  for (int l = 1; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
-  return m;
-}
-template <class S>
-ATTNCHECK_INLINE double lanes_sum(const typename S::d* parts) {
-  double v[kLanes];
-  spill_lanes<S>(parts, v);
-  double s = 0;
-  for (int l = 0; l < kLanes; ++l) s += v[l];
-  return s;
-}
-
 // kOut, kMax: out, vmax are asked for.
 template <class S, bool kOut, bool kMax>
 ATTNCHECK_INLINE void values(const double* v, int64_t vstride, int64_t c0, const double* w, const double* pw,

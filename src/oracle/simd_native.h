@@ -186,6 +186,29 @@ struct Simd<16> : SimdOps<Simd<16>, v2d, v4f, v2f> {
 // those 8 lanes in order, so every build reduces in the same order.
 inline constexpr int kLanes = 8;
 
+// The 8 lanes of parts [kLanes / S::kD] in order, as doubles.
+template <class S>
+ATTNCHECK_INLINE void spill_lanes(const typename S::d* parts, double* lanes) {
+  #pragma GCC unroll 8  // whole: the vectors stay in registers
+  for (int p = 0; p < kLanes / S::kD; ++p) S::store(lanes + p * S::kD, parts[p]);
+}
+template <class S>
+ATTNCHECK_INLINE double lanes_max(const typename S::d* parts) {
+  double v[kLanes];
+  spill_lanes<S>(parts, v);
+  double m = v[0];
+  for (int l = 1; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
+  return m;
+}
+template <class S>
+ATTNCHECK_INLINE double lanes_sum(const typename S::d* parts) {
+  double v[kLanes];
+  spill_lanes<S>(parts, v);
+  double s = 0;
+  for (int l = 0; l < kLanes; ++l) s += v[l];
+  return s;
+}
+
 // The Simd of the width run_in_vector_build (impls/vector_isa.h) hands a
 // kernel's body; the lambda must be always inline to be compiled into each build:
 //   return run_in_vector_build([&](auto w) ATTNCHECK_INLINE_LAMBDA {

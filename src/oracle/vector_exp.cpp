@@ -69,7 +69,12 @@ template <class S>
 ATTNCHECK_INLINE typename S::d outside_lanes(typename S::d x) {
   return S::abs(clamp_lanes<S>(x) - x);
 }
-inline bool any_outside_sum(double sum) { return !(sum == 0); }
+template <class S>
+ATTNCHECK_INLINE bool any_outside(typename S::d outside_sum) {
+  double sum = 0;
+  for (int l = 0; l < S::kD; ++l) sum += outside_sum[l];
+  return !(sum == 0);
+}
 
 // One lane's arithmetic, scalar: exp_lanes' operations in the same order.
 double exp_scalar(double x) {
@@ -92,7 +97,7 @@ bool outside(double x) { return !(x >= kLowest && x <= 708); }
 void exp_array(const double* x, double* y, int64_t n) {
   int64_t t0 = 0;
   // Whether a lane went outside: then (rarely) the whole array is looked over again.
-  const bool any_outside = run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
+  const bool redo = run_in_vector_build([&](auto s) ATTNCHECK_INLINE_LAMBDA {
     using S = SimdOf<decltype(s)>;
     typename S::d out = {};
     for (; t0 + S::kD <= n; t0 += S::kD) {
@@ -100,18 +105,16 @@ void exp_array(const double* x, double* y, int64_t n) {
       out += outside_lanes<S>(xv);  // clamped inside exp_lanes, so every lane computes something finite
       S::store(y + t0, exp_lanes<S>(xv));
     }
-    double sum = 0;
-    for (int l = 0; l < S::kD; ++l) sum += out[l];
-    return any_outside_sum(sum);
+    return any_outside<S>(out);
   });
   for (int64_t t = t0; t < n; ++t) y[t] = outside(x[t]) ? std::exp(x[t]) : exp_scalar(x[t]);
-  if (any_outside)
+  if (redo)
     for (int64_t t = 0; t < t0; ++t)
       if (outside(x[t])) y[t] = std::exp(x[t]);
 }
 
 double exp_weights(const double* s, const double* vis, double m, double* x, double* w, int64_t n) {
-  bool any_outside = false;
+  bool redo = false;
   const double total = run_in_vector_build([&](auto simd) ATTNCHECK_INLINE_LAMBDA {
     using S = SimdOf<decltype(simd)>;
     using V = typename S::d;
@@ -131,17 +134,10 @@ double exp_weights(const double* s, const double* vis, double m, double* x, doub
         S::store(w + j, wv);
         acc[p] += wv;
       }
-    double outside_sum = 0;
-    for (int l = 0; l < S::kD; ++l) outside_sum += out[l];
-    any_outside = any_outside_sum(outside_sum);
-    double lanes[kLanes];
-    #pragma GCC unroll 8
-    for (int p = 0; p < kParts; ++p) S::store(lanes + p * S::kD, acc[p]);
-    double sum = 0;
-    for (int l = 0; l < kLanes; ++l) sum += lanes[l];
-    return sum;
+    redo = any_outside<S>(out);
+    return lanes_sum<S>(acc);
   });
-  if (!any_outside) return total;
+  if (!redo) return total;
   // A weight below 2^-1021 or so: std::exp's, then the sum again in the same lane order.
   for (int64_t j = 0; j < n; ++j)
     if (outside(x[j])) w[j] = std::exp(x[j]) * vis[j];
