@@ -91,13 +91,32 @@ std::string take_exception(PyObject* runtime, int limit = 1800) {
     s = Ref(PyObject_CallMethod(runtime, "exception_text", "Oi", v.get(), limit));
   else if (v)
     s = Ref(PyObject_Str(v.get()));
-  if (s && PyUnicode_Check(s.get()))
-    if (const char* u = PyUnicode_AsUTF8(s.get())) text = u;
+  if (s && PyUnicode_Check(s.get())) text = utf8_text(s.get());
   PyErr_Clear();
   return text;
 }
 
 }  // namespace
+
+// Encoded with errors="backslashreplace": strict UTF-8 refuses a lone
+// surrogate, and with it the whole traceback. A NUL would end the C string
+// the ABI's err buffer is, so it is written as \x00 and what follows is kept.
+std::string utf8_text(PyObject* s) {
+  Ref bytes(PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace"));
+  char* data = nullptr;
+  Py_ssize_t size = 0;
+  if (!bytes || PyBytes_AsStringAndSize(bytes.get(), &data, &size) != 0) {
+    PyErr_Clear();
+    return "unknown Python error (its text could not be encoded)";
+  }
+  std::string out;
+  out.reserve(static_cast<std::size_t>(size));
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    if (data[i] == '\0') out += "\\x00";
+    else out += data[i];
+  }
+  return out;
+}
 
 bool start(const std::string& target_text, Target& target, std::string& error) {
   if (!make_libpython_global(error) || !initialize(error)) return false;

@@ -30,6 +30,11 @@ bool start(const std::string& target_text, Target& target, std::string& error);
 // cleared): a LoadError's message, else the exception and its traceback.
 std::string take_exception_text(const Target& t, int limit);
 
+// The Python str `s` as UTF-8, whole: a lone surrogate becomes \udc80 (as
+// errors="backslashreplace" writes it) instead of losing the whole text, and a
+// NUL becomes \x00 instead of ending the C string an err buffer is.
+std::string utf8_text(PyObject* s);
+
 // A call into the runtime module: runtime.<name>(*args); new reference or null.
 PyObject* call_runtime(const Target& t, const char* name, PyObject* args);
 

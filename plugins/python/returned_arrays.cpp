@@ -11,9 +11,8 @@ namespace {
 
 std::string text_of(PyObject* o) {
   Ref s(PyObject_Str(o));
-  const char* u = s ? PyUnicode_AsUTF8(s.get()) : nullptr;
   PyErr_Clear();
-  return u ? u : "?";
+  return s && PyUnicode_Check(s.get()) ? utf8_text(s.get()) : "?";
 }
 
 std::string shape_text(const std::vector<int64_t>& dims) {

@@ -69,6 +69,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "plugin/printable_text.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -88,8 +89,10 @@ struct CaseRecord {
 
 // what() names the file and the problem, e.g.
 //   "regression/cases/x.json: problem.q holds 3 elements but the shape needs 4".
+// The file's name and its fields are anybody's text: what() holds them as
+// printable() shows them (no control or bidi character reaches a terminal).
 struct CaseFileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit CaseFileError(const std::string& what) : std::runtime_error(printable(what)) {}
 };
 
 // The record of one failing case, as every driver (CLI, property tests,

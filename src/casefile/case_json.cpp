@@ -83,6 +83,17 @@ std::string case_to_json(const CaseRecord& rec) {
   return os.str();
 }
 
+namespace {
+
+// A name (a law, an implementation, a source) holds no control or bidi
+// character and no byte that is not UTF-8: replay prints it and runs by it.
+void refuse_unprintable(const CaseReader& r, const char* field, const std::string& value) {
+  if (printable(value) != value)
+    r.fail(std::string(field) + " \"" + value + "\" holds a control or bidi character or a byte that is not UTF-8");
+}
+
+}  // namespace
+
 CaseRecord case_from_json(const std::string& text, const std::string& name_for_errors) {
   const CaseReader r(name_for_errors);
   if (static_cast<int64_t>(text.size()) > kMaxCaseFileBytes)
@@ -100,6 +111,7 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
   rec.schema_version = version.get<int>();
   rec.law = r.string(root, "", "law", true);
   if (rec.law.empty()) r.fail("law must not be empty");
+  refuse_unprintable(r, "law", rec.law);
   if (auto e = root.find("expect"); e != root.end() && !e->is_null()) {
     if (!e->is_string() || (*e != "pass" && *e != "fail"))
       r.fail("expect must be \"pass\" or \"fail\", got " + shown(*e));
@@ -178,6 +190,13 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
     rec.message = r.string(h, "history.", "message", false);
     rec.diagnosis = r.string(h, "history.", "diagnosis", false);
     rec.date = r.string(h, "history.", "date", false);
+    // Names attncheck wrote from what it printed: a control character here
+    // means a damaged or hostile file, refused (the message shows it escaped).
+    refuse_unprintable(r, "history.implementation", rec.implementation);
+    refuse_unprintable(r, "history.source", rec.source);
+    // A replay prints the diagnosis as the reason of an expected failure, on
+    // one line: it is kept as printable() shows it.
+    rec.diagnosis = printable(rec.diagnosis);
     if (!rec.found_by.empty() && rec.found_by != "rapidcheck" && rec.found_by != "libfuzzer" &&
         rec.found_by != "manual")
       r.fail("history.found_by \"" + rec.found_by + "\" is not one of rapidcheck, libfuzzer, manual");

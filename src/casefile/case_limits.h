@@ -4,10 +4,12 @@
 
 #include <cstdint>
 
+#include "casefile/untrusted_json.h"
+
 namespace attncheck {
 
-// The JSON text itself; the parsed document costs a small multiple of this.
-inline constexpr int64_t kMaxCaseFileBytes = int64_t{256} << 20;  // 256 MiB
+// The JSON text itself: the limit of every JSON input (untrusted_json.h).
+inline constexpr int64_t kMaxCaseFileBytes = kMaxJsonInputBytes;  // 256 MiB
 // Any one tensor the call involves: q, k, v, out, and the batch*heads*q_len*kv_len
 // logits every implementation forms (the mask has that shape). 2^26 doubles
 // are 512 MiB; a real counterexample is shrunk to a few hundred elements.

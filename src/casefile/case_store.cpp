@@ -19,6 +19,7 @@
 #include "casefile/case_file.h"
 #include "casefile/case_hash.h"
 #include "casefile/case_limits.h"
+#include "casefile/untrusted_json.h"
 
 namespace attncheck {
 
@@ -47,46 +48,6 @@ std::string utc_now_iso8601() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-// Reads the whole file, at most kMaxCaseFileBytes; "" with `error` set on failure.
-bool read_bounded(const std::string& path, std::string& text, std::string& error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) { error = "cannot open: " + errno_text(errno); return false; }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    error = "not a regular file";
-    return false;
-  }
-  if (st.st_size > kMaxCaseFileBytes) {
-    ::close(fd);
-    error = "file of " + std::to_string(st.st_size) + " bytes exceeds the limit of " +
-            std::to_string(kMaxCaseFileBytes);
-    return false;
-  }
-  text.assign(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (true) {
-    if (got == text.size()) {
-      // The file may have grown since fstat: read on, still within the limit.
-      if (static_cast<int64_t>(text.size()) >= kMaxCaseFileBytes) {
-        char probe;
-        const ssize_t n = ::read(fd, &probe, 1);
-        if (n > 0) { ::close(fd); error = "file exceeds the size limit"; return false; }
-        break;
-      }
-      text.resize(std::min<std::size_t>(text.size() * 2 + 4096, static_cast<std::size_t>(kMaxCaseFileBytes)));
-    }
-    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) { ::close(fd); error = "read failed: " + errno_text(errno); return false; }
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  text.resize(got);
-  return true;
 }
 
 bool write_all(int fd, const std::string& text) {
@@ -131,7 +92,7 @@ bool holds_same_case(const std::string& path, uint64_t hash) {
 
 CaseRecord load_case(const std::string& path) {
   std::string text, error;
-  if (!read_bounded(path, text, error)) throw CaseFileError(path + ": " + error);
+  if (!read_untrusted_file(path, text, error)) throw CaseFileError(path + ": " + error);
   return case_from_json(text, path);
 }
 

@@ -1,11 +1,11 @@
 #include "cli/expectations.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "casefile/untrusted_json.h"
 #include "laws/law.h"
+#include "plugin/printable_text.h"
 
 namespace attncheck {
 
@@ -38,7 +38,7 @@ bool add_expect_fail(const std::string& text, Expectations& into, std::string& e
   if (slash != std::string::npos) e.implementation = target.substr(0, slash);
   e.origin = "--expect-fail " + text;
   if (e.law.empty() || (slash != std::string::npos && e.implementation.empty())) {
-    error = "--expect-fail " + text + ": expected LAW[:REASON] or IMPL/LAW[:REASON]";
+    error = "--expect-fail " + printable(text) + ": expected LAW[:REASON] or IMPL/LAW[:REASON]";
     return false;
   }
   into.expect_fail.push_back(std::move(e));
@@ -47,19 +47,17 @@ bool add_expect_fail(const std::string& text, Expectations& into, std::string& e
 
 bool load_expectations_config(const std::string& path, Expectations& into, std::string& error) {
   using nlohmann::json;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    error = "--config " + path + ": cannot be read";
-    return false;
-  }
-  std::stringstream text;
-  text << f.rdbuf();
-  const json root = json::parse(text.str(), nullptr, false);
   auto fail = [&](const std::string& why) {
-    error = "--config " + path + ": " + why;
+    error = "--config " + printable(path) + ": " + printable(why);
     return false;
   };
-  if (root.is_discarded()) return fail("not valid JSON");
+  // The same reading and limits as a case file's: a FIFO or a device is
+  // refused at once, the size and the nesting are bounded before parsing
+  // (a value nested 200,000 deep once overflowed the stack).
+  std::string text, why;
+  if (!read_untrusted_file(path, text, why)) return fail(why);
+  json root;
+  if (why = parse_untrusted_json(text, root); !why.empty()) return fail("not valid JSON: " + why);
   if (!root.is_object()) return fail("the top level must be a JSON object");
   for (const auto& [key, value] : root.items())
     if (key != "skip_law" && key != "expect_fail")
@@ -67,7 +65,7 @@ bool load_expectations_config(const std::string& path, Expectations& into, std::
   if (auto s = root.find("skip_law"); s != root.end()) {
     if (!s->is_array()) return fail("skip_law must be an array of law names");
     for (const json& law : *s) {
-      if (!law.is_string()) return fail("skip_law holds " + law.dump() + ", not a law name");
+      if (!law.is_string()) return fail("skip_law holds " + shown(law) + ", not a law name");
       into.skip_laws.push_back(law.get<std::string>());
     }
   }
@@ -106,14 +104,16 @@ std::string expectations_problem(const Expectations& e, const std::vector<std::s
     return s;
   };
   for (const std::string& law : e.skip_laws)
-    if (!find_law(law)) return "--skip-law: unknown law '" + law + "'; the laws are: " + law_names();
+    if (!find_law(law)) return "--skip-law: unknown law '" + printable(law) + "'; the laws are: " + law_names();
   for (const ExpectedFailure& x : e.expect_fail) {
-    if (!find_law(x.law)) return x.origin + ": unknown law '" + x.law + "'; the laws are: " + law_names();
+    if (!find_law(x.law))
+      return printable(x.origin) + ": unknown law '" + printable(x.law) + "'; the laws are: " + law_names();
     if (!x.implementation.empty() && !implementations.empty() &&
         std::find(implementations.begin(), implementations.end(), x.implementation) == implementations.end()) {
       std::string names;
-      for (const std::string& n : implementations) names += (names.empty() ? "" : ", ") + n;
-      return x.origin + ": no implementation named '" + x.implementation + "' in this run; they are: " + names;
+      for (const std::string& n : implementations) names += (names.empty() ? "" : ", ") + printable(n);
+      return printable(x.origin) + ": no implementation named '" + printable(x.implementation) +
+             "' in this run; they are: " + names;
     }
   }
   return "";

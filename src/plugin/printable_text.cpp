@@ -1,6 +1,5 @@
 #include "plugin/printable_text.h"
 
-#include <cstdint>
 #include <cstdio>
 
 namespace attncheck {
@@ -13,8 +12,8 @@ void hex_byte(std::string& out, unsigned char c) {
   out += buf;
 }
 
-// The length of the well-formed UTF-8 sequence at s[i] (1..4), and its code
-// point; 0 when it is not one (overlong forms and surrogates included).
+}  // namespace
+
 std::size_t utf8_sequence(std::string_view s, std::size_t i, uint32_t& cp) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
   const unsigned char c = b(0);
@@ -33,9 +32,12 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, uint32_t& cp) {
   return n;
 }
 
-}  // namespace
+bool is_format_control(uint32_t cp) {
+  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F ||
+         cp == 0x061C || cp == 0x2028 || cp == 0x2029;
+}
 
-std::string printable(std::string_view text) {
+std::string printable(std::string_view text, Newlines newlines) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
@@ -46,7 +48,7 @@ std::string printable(std::string_view text) {
       continue;
     }
     if (c < 0x80) {
-      if (c == '\n') out += "\\n";
+      if (c == '\n') out += newlines == Newlines::keep ? "\n" : "\\n";
       else if (c == '\t') out += "\\t";
       else if (c == '\r') out += "\\r";
       else hex_byte(out, c);
@@ -58,8 +60,8 @@ std::string printable(std::string_view text) {
     if (n == 0) {
       hex_byte(out, c);
       ++i;
-    } else if (cp >= 0x80 && cp <= 0x9F) {
-      char buf[8];
+    } else if ((cp >= 0x80 && cp <= 0x9F) || is_format_control(cp)) {
+      char buf[12];
       std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
       out += buf;
       i += n;

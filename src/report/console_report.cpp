@@ -5,10 +5,17 @@
 #include <sstream>
 #include <string>
 
+#include "plugin/printable_text.h"
+
 namespace attncheck {
 namespace {
 
 constexpr std::size_t kWidth = 100;
+
+// Text from outside the program (an implementation's name and source, a
+// plugin's message, a file name, a declared reason) as the console may show
+// it: no control or bidi character reaches the terminal (printable_text.h).
+std::string shown(const std::string& text) { return printable(text); }
 
 // The SGR colour of a verdict word at the start of a cell ("PASS 100"), or
 // nullptr: green passes, red failures and broken expectations, yellow what is
@@ -68,16 +75,16 @@ std::string coverage(const ImplementationResult& i) {
   std::vector<std::string> dtypes, insufficient, skipped;
   for (DType t : i.judged_dtypes()) dtypes.emplace_back(dtype_name(t));
   for (const LawResult& l : i.laws) {
-    if (l.insufficient()) insufficient.push_back(l.run.law + " (" + std::to_string(l.run.judged) + ")");
-    if (l.skipped()) skipped.push_back(l.run.law);
+    if (l.insufficient()) insufficient.push_back(shown(l.run.law) + " (" + std::to_string(l.run.judged) + ")");
+    if (l.skipped()) skipped.push_back(shown(l.run.law));
   }
-  std::string s = i.name + ": " + std::to_string(i.count(LawStatus::pass)) + " of " + std::to_string(i.laws.size()) +
+  std::string s = shown(i.name) + ": " + std::to_string(i.count(LawStatus::pass)) + " of " + std::to_string(i.laws.size()) +
                   " laws passed on " + std::to_string(i.judged()) + " judged cases; largest " + extents(i.largest()) +
                   "; dtypes " + (dtypes.empty() ? std::string("none") : joined(dtypes));
   FeatureBits features = 0;
   for (const LawResult& l : i.laws) features |= l.run.features;
   if (features & ~kV1Features) s += "; ABI v2 features " + feature_list(features & ~kV1Features);
-  if (!i.accepted_shapes.empty()) s += "; accepts only " + i.accepted_shapes;
+  if (!i.accepted_shapes.empty()) s += "; accepts only " + shown(i.accepted_shapes);
   if (!insufficient.empty())
     s += "; INSUFFICIENT" + std::string(i.insufficient_fails ? "" : " (allowed)") + ": " + joined(insufficient);
   if (!skipped.empty()) s += "; skipped: " + joined(skipped);
@@ -144,33 +151,35 @@ std::string wrap(const std::string& text, const std::string& pad) {
 
 void print_one_failure(const ImplementationResult& i, const LawResult& l, std::ostream& out, bool colour) {
   if (l.unexpected_pass()) {
-    out << coloured("XPASS", colour) << " " << l.run.law << " -- " << i.name << " (" << i.source << ")\n"
-        << "  expected to fail" << (l.expected_failure->empty() ? "" : " (" + *l.expected_failure + ")")
+    out << coloured("XPASS", colour) << " " << shown(l.run.law) << " -- " << shown(i.name) << " (" << shown(i.source)
+        << ")\n"
+        << "  expected to fail" << (l.expected_failure->empty() ? "" : " (" + shown(*l.expected_failure) + ")")
         << ", but all " << l.run.judged << " judged cases obeyed the law: remove the expectation\n\n";
     return;
   }
   if (l.expected_fail()) {
-    out << coloured("XFAIL", colour) << " " << l.run.law << " -- " << i.name << " (" << i.source << "), expected"
-        << (l.expected_failure->empty() ? "" : ": " + *l.expected_failure) << "\n"
-        << "  message:   " << l.run.message << "\n";
-    if (!l.run.diagnosis.empty()) out << "  diagnosis: " << l.run.diagnosis << "\n";
-    if (!l.reproduce.empty()) out << "  reproduce: " << l.reproduce << "\n";
+    out << coloured("XFAIL", colour) << " " << shown(l.run.law) << " -- " << shown(i.name) << " (" << shown(i.source)
+        << "), expected" << (l.expected_failure->empty() ? "" : ": " + shown(*l.expected_failure)) << "\n"
+        << "  message:   " << shown(l.run.message) << "\n";
+    if (!l.run.diagnosis.empty()) out << "  diagnosis: " << shown(l.run.diagnosis) << "\n";
+    if (!l.reproduce.empty()) out << "  reproduce: " << shown(l.reproduce) << "\n";
     out << "\n";
     return;
   }
-  out << coloured("FAIL", colour) << " " << l.run.law << " -- " << i.name << " (" << i.source << ")\n";
-  out << "  message:   " << l.run.message << "\n";
-  if (!l.run.diagnosis.empty()) out << "  diagnosis: " << l.run.diagnosis << "\n";
-  if (!l.found_while.empty()) out << "  found while checking: " << l.found_while << "\n";
-  if (!l.case_file.empty()) out << "  case file: " << l.case_file << "\n";
+  out << coloured("FAIL", colour) << " " << shown(l.run.law) << " -- " << shown(i.name) << " (" << shown(i.source)
+      << ")\n";
+  out << "  message:   " << shown(l.run.message) << "\n";
+  if (!l.run.diagnosis.empty()) out << "  diagnosis: " << shown(l.run.diagnosis) << "\n";
+  if (!l.found_while.empty()) out << "  found while checking: " << shown(l.found_while) << "\n";
+  if (!l.case_file.empty()) out << "  case file: " << shown(l.case_file) << "\n";
   if (l.run.counterexample) {
     if (l.found_while.empty())
       out << "  shrunk case (" << l.run.shrink_steps << " shrink steps):\n";
     else
       out << "  case (as generated; a fault is not shrunk):\n";
-    out << indent(l.run.counterexample->describe(), "    ");
+    out << indent(printable(l.run.counterexample->describe(), Newlines::keep), "    ");
   }
-  if (!l.reproduce.empty()) out << "  reproduce: " << l.reproduce << "\n";
+  if (!l.reproduce.empty()) out << "  reproduce: " << shown(l.reproduce) << "\n";
   out << "\n";
 }
 
@@ -179,14 +188,14 @@ void print_one_failure(const ImplementationResult& i, const LawResult& l, std::o
 void print_law_table(const RunReport& report, std::ostream& out, const ConsoleStyle& style) {
   const std::vector<std::string> rows = law_rows(report);
   std::size_t law_w = std::string("expectation held").size();
-  for (const std::string& r : rows) law_w = std::max(law_w, r.size());
+  for (const std::string& r : rows) law_w = std::max(law_w, shown(r).size());
   law_w += 2;
   // Full names as column headers when they fit, else numbers and a legend.
   std::vector<std::string> headers;
   std::size_t total = law_w;
   for (const ImplementationResult& i : report.implementations) {
-    headers.push_back(i.name);
-    total += std::max<std::size_t>(4, i.name.size()) + 1;
+    headers.push_back(shown(i.name));
+    total += std::max<std::size_t>(4, headers.back().size()) + 1;
   }
   const bool legend = total > kWidth;
   if (legend) {
@@ -194,14 +203,14 @@ void print_law_table(const RunReport& report, std::ostream& out, const ConsoleSt
     for (std::size_t k = 0; k < report.implementations.size(); ++k) {
       const ImplementationResult& i = report.implementations[k];
       headers[k] = std::string("[").append(std::to_string(k + 1)).append("]");  // (not "[" + ...: GCC 12 -Wrestrict bug 105329)
-      out << "  " << std::left << std::setw(5) << headers[k] << std::setw(22) << i.name << " " << i.source;
+      out << "  " << std::left << std::setw(5) << headers[k] << std::setw(22) << shown(i.name) << " " << shown(i.source);
       if (i.expectation != Expectation::none) out << ", " << expectation_words(i.expectation);
       out << "\n";
     }
     out << "\n";
   } else if (report.default_run) {
     for (const ImplementationResult& i : report.implementations)
-      out << "  " << i.name << ": " << i.source << ", " << expectation_words(i.expectation) << "\n";
+      out << "  " << shown(i.name) << ": " << shown(i.source) << ", " << expectation_words(i.expectation) << "\n";
   }
   // A column is as wide as its header and its widest cell ("PASS 100").
   std::vector<std::size_t> widths;
@@ -228,7 +237,7 @@ void print_law_table(const RunReport& report, std::ostream& out, const ConsoleSt
   };
   row(header_label, [&](const ImplementationResult& i) { return headers[&i - report.implementations.data()]; });
   for (const std::string& law : rows)
-    row(law, [&](const ImplementationResult& i) -> std::string {
+    row(shown(law), [&](const ImplementationResult& i) -> std::string {
       const LawResult* l = find(i, law);
       return l ? cell(*l) : "-";
     });
@@ -262,8 +271,8 @@ void print_failures(const RunReport& report, std::ostream& out, const ConsoleSty
       const LawResult* best = i.most_telling_failure();
       std::string others;
       for (const LawResult& l : i.laws)
-        if (l.failed() && &l != best) others += (others.empty() ? "" : ", ") + l.run.law;
-      out << "caught: " << i.name << " (" << i.source << ")\n";
+        if (l.failed() && &l != best) others += (others.empty() ? "" : ", ") + shown(l.run.law);
+      out << "caught: " << shown(i.name) << " (" << shown(i.source) << ")\n";
       if (!others.empty()) out << wrap("also caught by: " + others, "  ");
       print_one_failure(i, *best, out, style.colour);
       continue;
@@ -279,18 +288,18 @@ void print_verdict(const RunReport& report, std::ostream& out, const ConsoleStyl
     for (const ImplementationResult& i : report.implementations) {
       if (i.expectation_held()) continue;
       if (i.expectation == Expectation::must_be_caught) {
-        broken.push_back(i.name + " (zoo) was caught by no law");
+        broken.push_back(shown(i.name) + " (zoo) was caught by no law");
       } else {
         std::string laws;
         for (const LawResult& l : i.laws)
           if (l.counts_as_failure() || (i.insufficient_fails && l.insufficient()) ||
               (l.skipped() && !l.skipped_as_not_applicable() && l.run.skip_reason != SkipReason::by_request))
-            laws += (laws.empty() ? "" : ", ") + l.run.law +
+            laws += (laws.empty() ? "" : ", ") + shown(l.run.law) +
                     (l.unexpected_pass() ? " passed, expected to fail"
                      : l.failed()        ? " failed"
                      : l.insufficient()  ? " judged too few cases"
                                          : " skipped");
-        broken.push_back(i.name + " (reference): " + laws);
+        broken.push_back(shown(i.name) + " (reference): " + laws);
       }
     }
     if (broken.empty()) {

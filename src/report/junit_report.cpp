@@ -2,21 +2,22 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <set>
 #include <sstream>
 
+#include "plugin/printable_text.h"
+
 namespace attncheck {
 namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
-  return n;
+// Whether XML 1.0 allows code point `cp` in a document (its production Char:
+// #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]).
+// U+FFFE and U+FFFF are well-formed UTF-8 but not XML characters.
+bool xml_char(uint32_t cp) {
+  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+         (cp >= 0x10000 && cp <= 0x10FFFF);
 }
 
 std::string failure_body(const LawResult& l) {
@@ -107,15 +108,19 @@ std::string xml_escape(const std::string& text, bool attribute) {
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t n = utf8_length(text, i);
-    if (n == 0) {
-      out += '?';
-      ++i;
-      continue;
-    }
-    if (n > 1) {
-      out.append(text, i, n);
-      i += n;
+    if (c >= 0x80) {
+      // Only well-formed UTF-8 of an XML character is copied: anything else
+      // (a surrogate, an overlong form, F5..FF, U+FFFE) would make the whole
+      // file unreadable to the CI system, so it becomes '?'.
+      uint32_t cp = 0;
+      const std::size_t n = utf8_sequence(text, i, cp);
+      if (n == 0 || !xml_char(cp)) {
+        out += '?';
+        i += n == 0 ? 1 : n;
+      } else {
+        out.append(text, i, n);
+        i += n;
+      }
       continue;
     }
     switch (c) {

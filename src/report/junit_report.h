@@ -29,8 +29,11 @@ std::string report_to_junit(const RunReport& report);
 // Throws std::runtime_error when the file cannot be written.
 void write_junit_report(const RunReport& report, const std::string& path);
 
-// Escapes text for XML 1.0: & < > " ', control characters XML forbids and
-// bytes that are not UTF-8 become '?'. In an attribute, line breaks and tabs
+// Escapes text for XML 1.0, whatever bytes it holds: & < > " ' become
+// references; what is not an XML 1.0 character becomes '?' (C0 controls but
+// tab and line breaks, DEL, U+FFFE, U+FFFF) and so does every byte of
+// ill-formed UTF-8 (a surrogate such as ED A0 80, an overlong form such as
+// C0 AF, F5..FF, a cut sequence), so the file stays well-formed. In an attribute, line breaks and tabs
 // become character references (a parser would fold them to spaces); in
 // element content they stay as they are, readable.
 std::string xml_escape(const std::string& text, bool attribute = true);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
+
+#include "plugin/printable_text.h"
 
 namespace attncheck {
 namespace {
@@ -29,16 +32,26 @@ std::string cell(const ImplementationResult& impl, const LawResult& l) {
   return "?";
 }
 
-// Inline code: a backtick run longer than any in the text delimits it.
+// One line of text: line breaks become spaces, then every control, bidi
+// override and byte that is not UTF-8 is escaped (printable_text.h), so
+// nothing a plugin or a file name holds can end a table row or reorder it.
+std::string one_line(const std::string& text) {
+  std::string s = text;
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return printable(s);
+}
+
+// Inline code: a backtick run longer than any in the text delimits it. In a
+// code span nothing is markup, so only line breaks and pipes need care.
 std::string code(const std::string& text) {
+  std::string oneline = one_line(text);
+  std::replace(oneline.begin(), oneline.end(), '|', ' ');  // a pipe would end a table cell
   std::size_t longest = 0, run = 0;
-  for (char c : text) {
+  for (char c : oneline) {
     run = c == '`' ? run + 1 : 0;
     longest = std::max(longest, run);
   }
-  std::string oneline = text;
-  std::replace(oneline.begin(), oneline.end(), '\n', ' ');
-  std::replace(oneline.begin(), oneline.end(), '|', ' ');  // a pipe would end a table cell
   const std::string ticks(longest + 1, '`');
   return ticks + " " + oneline + " " + ticks;
 }
@@ -46,12 +59,14 @@ std::string code(const std::string& text) {
 }  // namespace
 
 std::string markdown_cell(const std::string& text) {
+  // Every ASCII punctuation character Markdown (CommonMark, GitHub's tables,
+  // strikethrough and math) reads as markup is backslash-escaped: emphasis,
+  // code, links and images, raw HTML and entities, table cells.
+  static constexpr std::string_view kMarkup = "\\`*_[]<>|&!~$#";
   std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\r') out += ' ';
-    else if (c == '|' || c == '<' || c == '>' || c == '`' || c == '*' || c == '_' || c == '[' || c == ']' || c == '\\')
-      out += std::string("\\") + c;
-    else out += c;
+  for (char c : one_line(text)) {
+    if (kMarkup.find(c) != std::string_view::npos) out += '\\';
+    out += c;
   }
   return out;
 }

@@ -1,10 +1,6 @@
 #include "report/run_report.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
 
 namespace attncheck {
 
@@ -89,14 +85,6 @@ bool RunReport::expectations_held() const {
   for (const ImplementationResult& i : implementations)
     if (!i.expectation_held()) return false;
   return true;
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  f << text;
-  f.close();
-  if (!f) throw std::runtime_error("cannot write " + path + ": write failed");
 }
 
 std::string passed_despite_note(const LawResult& l) {

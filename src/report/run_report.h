@@ -97,8 +97,11 @@ struct RunReport {
   bool expectations_held() const;
 };
 
-// Writes `text` to `path` (replacing it); throws std::runtime_error naming the
-// file and the cause when it cannot.
+// Writes `text` to `path` (replacing it) whole or not at all: to a temporary
+// file in the same folder, renamed over `path` when complete; through a
+// symlink to the file it names; a device or a FIFO is written in place
+// (report_files.h). Throws std::runtime_error naming the file and the cause
+// when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace attncheck
