@@ -418,7 +418,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     };
     s.only_laws_requiring = t.only_laws_requiring;
     s.only_reason = t.only_reason;
-    s.skip_reason = [&budget] { return budget.over() ? std::string("not run: the --budget of the run is spent") : ""; };
+    s.stop_reason = [&budget] { return budget.over() ? budget.not_run() : std::string(); };
     s.reproduce = [&, flag = t.flag](const std::string& law) {
       return rerun_command(a, report.seed, Focus{flag, law});
     };

@@ -49,6 +49,51 @@ void charge_process_faults(ImplementationResult& r, const LawRunSettings& settin
                  "the probe of dtypes and shapes (before the laws ran)");
 }
 
+// The pinned v2 contract (include/attncheck/plugin_v2.h): "a declared feature
+// refused on every call that uses it is a failure". Over all the laws run: a
+// feature some drawn case used (so the implementation declares it: nothing
+// else is drawn) that it answered ATTNCHECK_UNSUPPORTED every time. The laws
+// about that feature fail with the reason, or, when none of them drew it, the
+// first law that did; a refusal of a finer limit (a head_dim, a dtype) leaves
+// other calls with the feature answered and fails nothing.
+void fail_refused_features(ImplementationResult& r) {
+  FeatureBits answered = 0, refused = 0;
+  for (const LawResult& l : r.laws) {
+    answered |= l.run.answered_features;
+    refused |= l.run.refused_features;
+  }
+  for (FeatureBits bit = 1; bit <= kBackwardFeature; bit <<= 1) {
+    if (!(refused & bit) || (answered & bit)) continue;
+    const std::string message =
+        "declares " + feature_list(bit) + (bit == kBackwardFeature ? " (its backward is not NULL)" : "") +
+        " but answered ATTNCHECK_UNSUPPORTED to every call that used it; a declared feature refused on every call "
+        "that uses it is a failure (include/attncheck/plugin_v2.h)";
+    std::vector<LawResult*> about, drew;
+    for (LawResult& l : r.laws) {
+      if (!(l.run.refused_features & bit)) continue;
+      drew.push_back(&l);
+      if (const Law* law = find_law(l.run.law); law && (law->required & bit)) about.push_back(&l);
+    }
+    if (about.empty()) about.push_back(drew.front());
+    for (LawResult* l : about) {
+      if (l->failed()) continue;  // its own failure says more; the run fails either way
+      l->run.status = LawStatus::fail;
+      l->run.skip_reason = SkipReason::none;
+      l->run.message = message;
+    }
+  }
+}
+
+// Whether any law judged a call of the implementation that completed: a
+// process law's own failure is its fault, not a completed call (its judged
+// count includes it); a fault charged to a process law is not in its count.
+bool completed_a_judged_call(const ImplementationResult& r) {
+  for (const LawResult& l : r.laws) {
+    const bool own_fault = l.failed() && is_process_law(l.run.law) && l.found_while.empty();
+    if (l.run.judged - (own_fault ? 1 : 0) > 0) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -65,15 +110,22 @@ LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& 
   using Clock = std::chrono::steady_clock;
   RunOptions o = settings.options;
   o.seed = law_seed(settings.options.seed, law.name);
+  o.stop_reason = settings.stop_reason;
   LawResult l;
-  std::string why = settings.skip_reason ? settings.skip_reason() : "";
-  if (why.empty() && settings.only_laws_requiring && !(law.required & settings.only_laws_requiring))
-    why = settings.only_reason;
-  if (!why.empty()) {
-    l.run.law = law.name;
-    l.run.status = LawStatus::skipped;
-    l.run.cases = 0;
+  l.run.law = law.name;
+  l.run.cases = 0;
+  // Stopped before it started (the budget spent): it judged nothing, for want
+  // of time, not because it cannot apply.
+  if (std::string why = settings.stop_reason ? settings.stop_reason() : ""; !why.empty()) {
+    l.run.status = LawStatus::insufficient;
     l.run.message = why;
+    return l;
+  }
+  // The embedded default's choice of laws for some zoo members: by request.
+  if (settings.only_laws_requiring && !(law.required & settings.only_laws_requiring)) {
+    l.run.status = LawStatus::skipped;
+    l.run.skip_reason = SkipReason::by_request;
+    l.run.message = settings.only_reason;
     return l;
   }
   const auto law_start = Clock::now();
@@ -95,14 +147,29 @@ ImplementationResult finish_implementation(std::string name, std::string source,
   r.dtypes = settings.options.gen.dtypes;
   r.laws = std::move(laws);
   charge_process_faults(r, settings);
+  fail_refused_features(r);
 
-  for (LawResult& l : r.laws) {
+  for (LawResult& l : r.laws)
     if (const ExpectedFailure* e = settings.expected_failure ? settings.expected_failure(l.run.law) : nullptr) {
       if (e->strict || l.failed())
         l.expected_failure = e->reason;
       else if (l.run.status == LawStatus::pass)
         l.passed_despite = e->reason;
     }
+  // An expected failure never turns an implementation that completed no
+  // judged call (every call crashed, say) into a pass: its declared failures
+  // count as failures then.
+  if (!completed_a_judged_call(r))
+    for (LawResult& l : r.laws)
+      if (l.expected_fail()) {
+        l.run.message += "; declared an expected failure" +
+                         (l.expected_failure->empty() ? std::string() : " (" + *l.expected_failure + ")") +
+                         ", not honoured: no call of " + r.name +
+                         " completed a judged case, and an expected failure never makes that a pass";
+        l.expected_failure.reset();
+      }
+
+  for (LawResult& l : r.laws) {
     if (l.passed_despite) r.notes.push_back(passed_despite_note(l));
     if (!l.failed()) continue;
     const std::string& repro_law = l.found_while.empty() ? l.run.law : l.found_while;

@@ -35,8 +35,11 @@ struct LawRunSettings {
   // The implementation must fail (a zoo member in the embedded default run):
   // its saved cases record "expect": "fail", as do those of an expected failure.
   bool must_fail = false;
-  // Asked before each law: a non-empty answer skips the law with that reason (check --budget).
-  std::function<std::string()> skip_reason;
+  // Asked before each law and each case (RunOptions::stop_reason): a
+  // non-empty answer stops there, and a law left with too few judged cases
+  // is insufficient with that reason (check --budget: "not run: the --budget
+  // of 30 s was spent"), never skipped.
+  std::function<std::string()> stop_reason;
   // Nonzero: a law that requires none of these features is skipped with
   // only_reason (the embedded default's backward zoo: default_run.h).
   FeatureBits only_laws_requiring = 0;
@@ -48,14 +51,18 @@ struct LawRunSettings {
   std::string probe_fault_message;
 };
 
-// One law on one implementation: skipped when settings.skip_reason says so,
-// else run_law from the law's seed, and the diagnosis of its own failure.
+// One law on one implementation: insufficient (not run) when
+// settings.stop_reason already says so, else run_law from the law's seed, and
+// the diagnosis of its own failure.
 // What a parallel check (parallel_check.h) runs per work item.
 LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& settings);
 
 // The laws' results (in catalogue order) become the implementation's: process
-// faults charged to their process laws, the commands that reproduce each
-// failure, the declared expected failures, the saved case files. `errors` receives a line for each case file
+// faults charged to their process laws, a declared feature refused on every
+// call that used it failed (include/attncheck/plugin_v2.h), the commands that
+// reproduce each failure, the declared expected failures (not honoured for an
+// implementation that completed no judged call: that is never a pass), the
+// saved case files. `errors` receives a line for each case file
 // that could not be written. Leaves `seconds` to the caller.
 ImplementationResult finish_implementation(std::string name, std::string source, std::vector<LawResult> laws,
                                            const LawRunSettings& settings, std::vector<std::string>& errors);

@@ -78,8 +78,9 @@ ItemAnswer run_item(const Item& item, std::vector<CheckTarget>& targets, Instanc
   if (!impl) {
     const CheckTarget& t = targets[item.target];
     if (a.error.empty()) a.error = "cannot open another instance of " + t.name + " (" + t.source + ")";
+    // Not run for want of an instance: nothing judged, and not because the law cannot apply.
     a.law.run.law = item.law->name;
-    a.law.run.status = LawStatus::skipped;
+    a.law.run.status = LawStatus::insufficient;
     a.law.run.cases = 0;
     a.law.run.message = "not run: " + a.error;
     return a;

@@ -15,7 +15,7 @@
 // caller. An implementation that keeps state between calls (the fault the law
 // `deterministic` catches) can still answer a law differently with another N,
 // and a plugin that loads only once cannot serve a second worker (its laws are
-// then skipped with the reason; --jobs 1 checks it in one process).
+// then insufficient with the reason; --jobs 1 checks it in one process).
 //
 // With one worker (N = 1, or a single item) everything runs here in order, on
 // the instance the probes used, with the compute threads left as they are.
@@ -75,7 +75,7 @@ int default_jobs();
 // the last of a run with one more than a multiple of 32), started(k) comes
 // before its first law instead, so a slow check shows what it is on.
 // `errors` receives a line for each item that could not run (no instance
-// could be opened); its law is then reported skipped with that reason.
+// could be opened); its law is then reported insufficient with that reason.
 // Throws std::runtime_error when a worker process dies (worker_processes.h).
 void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>& laws, int jobs, RunBudget& budget,
                 const std::function<void(std::size_t)>& started,

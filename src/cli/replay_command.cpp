@@ -26,8 +26,22 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Tally {
-  int passed = 0, failed = 0, skipped = 0, refused = 0, expected = 0, unexpected_passes = 0;
+  int passed = 0, failed = 0, skipped = 0, unjudged = 0, refused = 0, expected = 0, unexpected_passes = 0;
 };
+
+// What the reports show of something the replay refused (a damaged case file,
+// an unknown law, an implementation that cannot be loaded): a failed entry
+// that names it and the reason, in the results of kRefusedName, so that no
+// report of a replay that did not run as asked reads as a pass.
+constexpr const char* kRefusedName = "refused";
+LawResult refused_entry(const std::string& path, const std::string& law, const std::string& why) {
+  LawResult l;
+  l.replayed_file = path;
+  l.run.law = law;
+  l.run.status = LawStatus::fail;
+  l.run.message = "refused: " + why;
+  return l;
+}
 
 // Appends the case files `path` names, sorted; false (reason on err) when it cannot be read.
 bool case_paths(const std::string& path, std::vector<std::string>& paths, std::ostream& err) {
@@ -118,6 +132,15 @@ class ReplayResults {
     results_.back().source = l.impl->source();
     return results_.back();
   }
+  // The entry of what the replay refused (refused_entry), made when first needed.
+  ImplementationResult& refused() {
+    for (ImplementationResult& r : results_)
+      if (r.source == "replay:refused") return r;
+    results_.emplace_back();
+    results_.back().name = kRefusedName;
+    results_.back().source = "replay:refused";
+    return results_.back();
+  }
   std::vector<ImplementationResult> take() { return std::move(results_); }
 
  private:
@@ -132,8 +155,9 @@ const char* word_of(const LawResult& l) {
       return "PASS";
     case LawStatus::fail:
       return "FAIL";
-    case LawStatus::skipped:
     case LawStatus::insufficient:
+      return "UNJUDGED";
+    case LawStatus::skipped:
       break;
   }
   return "SKIP";
@@ -141,7 +165,7 @@ const char* word_of(const LawResult& l) {
 
 const char* colour_of_word(const std::string& w) {
   if (w == "PASS") return "32";
-  if (w == "FAIL" || w == "XPASS") return "31";
+  if (w == "FAIL" || w == "XPASS" || w == "UNJUDGED") return "31";
   if (w == "XFAIL") return "33";
   return "2";
 }
@@ -163,10 +187,17 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   Verdict v;
-  try {
-    v = check_case(law, *loaded.impl, rec.problem);
-  } catch (const std::exception& e) {
-    v = Verdict::fail(std::string("the law threw: ") + e.what());
+  const FeatureBits declared = loaded.impl->features();
+  if (const FeatureBits missing = rec.problem.features() & ~declared) {
+    // Nothing to call: the case is about what the implementation does not declare.
+    v = Verdict::not_applicable("the case uses " + feature_list(missing) + ", which " + loaded.name +
+                                " does not declare");
+  } else {
+    try {
+      v = check_case(law, *loaded.impl, rec.problem);
+    } catch (const std::exception& e) {
+      v = Verdict::fail(std::string("the law threw: ") + e.what());
+    }
   }
   LawResult l;
   l.replayed_file = path;
@@ -183,16 +214,27 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
       l.run.skip_reason = SkipReason::not_applicable;
       break;
     case VerdictStatus::unsupported:
-      l.run.status = LawStatus::skipped;
-      l.run.skip_reason = SkipReason::unsupported;
+      // A v1 implementation cannot declare masks and causal rules: its refusal
+      // of one is "cannot apply". Any other refusal leaves the case unjudged.
+      if (declared == kV1Features && (rec.problem.features() & kV1Features)) {
+        l.run.status = LawStatus::skipped;
+        l.run.skip_reason = SkipReason::unsupported;
+      } else {
+        l.run.status = LawStatus::insufficient;
+        l.run.message = "not judged: the implementation answered ATTNCHECK_UNSUPPORTED (" + v.message + ")";
+      }
+      break;
+    case VerdictStatus::incomplete:
+      l.run.status = LawStatus::insufficient;
+      l.run.message = "not judged: " + v.message;
       break;
     case VerdictStatus::fail:
       l.run.status = LawStatus::fail;
       l.run.judged = 1;
       break;
     case VerdictStatus::fault:
+      // A failure, but not a judged case: the call never completed.
       l.run.status = LawStatus::fail;
-      l.run.judged = 1;
       l.run.message = "fault: " + v.message;
       break;
   }
@@ -202,7 +244,9 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
     if (v.status == VerdictStatus::fail && !is_process_law(law.name)) l.run.diagnosis = diagnose(*loaded.impl, rec.problem);
     l.reproduce = shell_word(program) + " replay " + shell_word(path) + " " + loaded.flag;
   }
-  if (recorded_expectation && rec.expect == "fail")
+  // The recorded failure is the law's; a crash, hang or bad write instead is
+  // not it, and an expected failure never makes a call that did not complete a pass.
+  if (recorded_expectation && rec.expect == "fail" && v.status != VerdictStatus::fault)
     l.expected_failure = "the case file records \"expect\": \"fail\"" +
                          (rec.diagnosis.empty() ? std::string() : " (" + rec.diagnosis + ")");
   l.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -229,6 +273,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   Tally tally;
   Implementations cache(options);
   std::vector<Loaded*> chosen;  // given on the command line
+  ReplayResults results;
   auto choose = [&](const std::string& source, const std::string& label) {
     Loaded& l = cache.get(source, label);
     if (l.impl) {
@@ -236,6 +281,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     } else {
       err << "attncheck replay: " << l.error << "\n";
       ++tally.refused;
+      results.refused().laws.push_back(refused_entry(source, "load", l.error));
     }
   };
   for (const std::string& p : args.plugins) {
@@ -261,13 +307,12 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   RunReport report;
   report.replay = true;
   report.timestamp = utc_timestamp();
-  ReplayResults results;
   ProgressLine progress(err, mode->progress, paths.size());
   std::ostringstream discarded;
   std::ostream& chatter = mode->quiet ? static_cast<std::ostream&>(discarded) : out;
   auto print = [&](const std::string& file, const LawResult& l, const std::string& source) {
     const std::string w = word_of(l);
-    std::ostream& to = l.counts_as_failure() ? out : chatter;
+    std::ostream& to = l.counts_as_failure() || l.insufficient() ? out : chatter;
     progress.clear();
     to << (mode->colour ? std::string("\033[") + colour_of_word(w) + "m" + w + "\033[0m" : w) << "  "
        << file << "  " << l.run.law << "  " << source;
@@ -280,6 +325,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     if (l.expected_fail()) ++tally.expected;
     else if (l.unexpected_pass()) ++tally.unexpected_passes;
     else if (l.failed()) ++tally.failed;
+    else if (l.insufficient()) ++tally.unjudged;
     else if (l.skipped()) ++tally.skipped;
     else ++tally.passed;
   };
@@ -294,6 +340,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
       progress.clear();
       err << "REFUSED  " << e.what() << "\n";
       ++tally.refused;
+      results.refused().laws.push_back(refused_entry(path, "case file", e.what()));
       progress.finished_one(0);
       continue;
     }
@@ -302,6 +349,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
       progress.clear();
       err << "REFUSED  " << path << ": unknown law \"" << rec.law << "\" (see attncheck list)\n";
       ++tally.refused;
+      results.refused().laws.push_back(refused_entry(path, "case file", "unknown law \"" + rec.law + "\""));
       progress.finished_one(0);
       continue;
     }
@@ -312,6 +360,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
         progress.clear();
         err << "REFUSED  " << path << ": " << recorded.error << "\n";
         ++tally.refused;
+        results.refused().laws.push_back(refused_entry(path, rec.law, recorded.error));
         progress.finished_one(0);
         continue;
       }
@@ -331,9 +380,24 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   report.implementations = results.take();
   for (ImplementationResult& i : report.implementations)
     for (const LawResult& l : i.laws) i.seconds += l.seconds;
+  // A replay that judged no case of an implementation is not a pass, whatever
+  // kept it from judging (every case refused, or about what it does not declare).
+  for (ImplementationResult& i : report.implementations) {
+    if (i.source == "replay:refused" || i.judged() > 0 || i.laws.empty()) continue;
+    out << i.name << " (" << i.source << ") judged no case of the " << i.laws.size()
+        << " replayed: a replay that judged nothing is not a pass\n";
+    for (LawResult& l : i.laws)
+      if (l.skipped()) {
+        l.run.status = LawStatus::insufficient;
+        l.run.message = "judged no case of this implementation: " + l.run.message;
+        --tally.skipped;
+        ++tally.unjudged;
+      }
+  }
 
   out << "replayed " << paths.size() << " case file(s): " << tally.passed << " passed, " << tally.failed
-      << " failed, " << tally.skipped << " skipped, " << tally.refused << " refused";
+      << " failed, " << tally.skipped << " skipped, " << tally.unjudged << " not judged, " << tally.refused
+      << " refused";
   if (tally.expected || tally.unexpected_passes)
     out << ", " << tally.expected << " failed as expected, " << tally.unexpected_passes
         << " expected to fail but passed";
@@ -351,7 +415,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     }
   }
   if (tally.refused || write_failed) return 2;
-  return tally.failed || tally.unexpected_passes ? 1 : 0;
+  return tally.failed || tally.unexpected_passes || tally.unjudged ? 1 : 0;
 }
 
 }  // namespace attncheck

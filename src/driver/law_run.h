@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -25,28 +26,39 @@ struct RunOptions {
   // that hangs on most shapes must not cost a timeout per generated case.
   int max_faults = 20;
   double max_fault_seconds = 1.0;  // ... or once faulting calls have cost this long (one hang does)
-  // A law that judged at least one case but fewer than this is `insufficient`,
-  // not `pass` (the CLI's --min-judged, default 20; 0 here: never).
+  // A law that judged fewer cases than this is `insufficient`, not `pass`
+  // (the CLI's --min-judged, default 20). Whatever it is, a law that judged no
+  // case because its calls were refused, faulted or stopped is insufficient
+  // too: only a law that cannot apply is skipped (LawStatus).
   int min_judged = 0;
+  // Asked before each case (and after a refused call): a non-empty answer
+  // stops the law there, and the reason is why it judged what it judged
+  // (check --budget: "not run: the --budget of 30 s was spent"). Unset: never.
+  std::function<std::string()> stop_reason;
   GenOptions gen;           // before the law tailors it
   // The ABI v2 features problems may use (--features); each law draws within
   // these, the implementation's declared ones and its own (Law::features).
   FeatureBits features = kEveryFeature;
 };
 
-// pass: every judged case obeyed the law (and at least min_judged were judged);
-// fail: a case broke it; skipped: no case could be judged at all (the law cannot
-// apply to anything the implementation offers); insufficient: some, too few.
+// pass: every judged case obeyed the law, and at least min_judged (and at
+// least one) were judged; fail: a case broke it; skipped: the law cannot apply
+// to what the implementation declares (not applicable to any drawn case, a v1
+// implementation refusing the masks or causal rules it has no way to
+// declare, or left out by request); insufficient: fewer cases judged than the
+// floor for any other reason (refused calls, process faults on every call,
+// the run's budget spent, too few cases drawn), with the reason.
 enum class LawStatus { pass, fail, skipped, insufficient };
 std::string_view law_status_name(LawStatus s);
 
-// Why a law judged no case (LawStatus::skipped).
+// Why a law judged no case (LawStatus::skipped). process_faults and no_cases
+// are kept for the wire's and the reports' sake: such a law is insufficient now.
 enum class SkipReason {
   none,            // not skipped
   not_applicable,  // the law said nothing about any generated case
-  unsupported,     // the implementation answered UNSUPPORTED to the calls the law needed
-  process_faults,  // every call ended in a crash, hang or bad write (judged by the process laws)
-  no_cases,        // nothing was generated (e.g. --cases 0)
+  unsupported,     // a v1 implementation answered UNSUPPORTED to the masks or causal rules the law needed
+  process_faults,  // (not skipped any more: insufficient) every call ended in a process fault
+  no_cases,        // (not skipped any more: insufficient) nothing was generated
   by_request,      // left out by the user (check --skip-law NAME, or a config file's skip_law)
 };
 
@@ -71,6 +83,14 @@ struct LawReport {
   std::string fault_message;
   CallStatus fault_status = CallStatus::ok;
   int faults = 0;  // process faults seen; at max_faults the law stopped early
+  // The features (Problem::features(), kBackwardFeature included) of the
+  // calls the implementation answered (anything but UNSUPPORTED: ok, an error
+  // code, a fault) and of those it refused itself (ATTNCHECK_UNSUPPORTED; not
+  // the checker's own "not called: ..." answers, nor a v1 implementation's
+  // refusal of masks or causal rules). finish_implementation (cli/) sums them
+  // over the laws: a declared feature refused on every call that used it fails.
+  FeatureBits answered_features = 0;
+  FeatureBits refused_features = 0;
 };
 
 LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options);

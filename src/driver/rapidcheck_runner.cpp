@@ -46,6 +46,94 @@ struct SilentListener final : rc::detail::TestListener {
 };
 }  // namespace
 
+namespace {
+
+// "not called: ..." is how the checker itself answers for an implementation it
+// will not call (the --budget spent, a plugin that could not be restarted or
+// loaded again): a case left unjudged, but not the implementation's own
+// refusal, so it says nothing about the features it serves. (A plugin whose
+// own error text starts so only moves its refusals from "fail" to
+// "insufficient": neither passes.)
+bool refused_by_the_checker(const std::string& message) { return message.starts_with("not called:"); }
+
+// The implementation as a law calls it: every call passes through, and the
+// features of the calls it answered and of those it refused are noted call
+// by call (a law's own derived calls included: masked_keys_ignored refuses
+// on the masked call it makes, not on the drawn case).
+class NotingImplementation final : public Implementation {
+ public:
+  explicit NotingImplementation(Implementation& inner)
+      : inner_(inner), v1_(inner.features() == kV1Features) {}
+  std::string name() const override { return inner_.name(); }
+  std::string source() const override { return inner_.source(); }
+  FeatureBits features() const override { return inner_.features(); }
+  Outcome run(const Problem& p) override {
+    Outcome o = inner_.run(p);
+    const FeatureBits used = p.features();
+    if (o.status != CallStatus::unsupported) {
+      answered |= used;
+    } else if (used & ~inner_.features()) {
+      // A law's own call with a feature the implementation does not declare
+      // (masked_keys_ignored's masked call, to a v2 plugin without MASK):
+      // never sent, and the law cannot apply, as if it required the feature.
+      undeclared_feature = true;
+    } else if (refused_by_the_checker(o.message)) {
+      not_called = true;
+    } else if (v1_ && (used & kV1Features)) {
+      // A v1 implementation takes masks and causal rules with no way to
+      // declare them: its UNSUPPORTED for one is the "cannot apply" of a v2
+      // feature it does not declare, not a refusal of a declared feature.
+      refused_v1_feature = true;
+    } else {
+      refused |= used;
+    }
+    return o;
+  }
+  FeatureBits answered = 0, refused = 0;
+  // Since the last reset (the law's current case): a refusal of a mask or
+  // causal rule by a v1 implementation; a call with an undeclared feature; a
+  // call the checker did not make.
+  bool refused_v1_feature = false, undeclared_feature = false, not_called = false;
+
+ private:
+  Implementation& inner_;
+  const bool v1_;
+};
+
+// Why drawn cases went unjudged, kept to say why a law is insufficient.
+struct Unjudged {
+  int not_applicable = 0, refused = 0, v1_refused = 0, not_called = 0, incomplete = 0, stopped = 0;
+  std::string not_applicable_why, refused_why, not_called_why, incomplete_why, stop_why;
+  int backward_faults = 0;  // backward problems whose call ended in a process fault
+  int backward_judged = 0;
+
+  // "3 answered UNSUPPORTED (last: ...), 2 ended in a process fault (first: ...)".
+  std::string describe(const LawReport& r) const {
+    std::string s;
+    auto add = [&](int n, const std::string& what, const std::string& why) {
+      if (n == 0) return;
+      s += (s.empty() ? "" : "; ") + std::to_string(n) + " " + what + (why.empty() ? "" : " (" + why + ")");
+    };
+    add(refused, "answered UNSUPPORTED", refused_why.empty() ? "" : "last: " + refused_why);
+    if (not_called) s += (s.empty() ? "" : "; ") + std::to_string(not_called) + " " + not_called_why;
+    add(r.faults, "ended in a process fault", r.fault_message.empty() ? "" : "first: " + r.fault_message);
+    add(incomplete, "returned before the part the law judges", incomplete_why.empty() ? "" : "last: " + incomplete_why);
+    add(not_applicable, "not applicable", not_applicable_why.empty() ? "" : "last: " + not_applicable_why);
+    if (stopped) s += (s.empty() ? "" : "; ") + std::string(s.empty() ? "" : "the rest ") + stop_why;
+    return s;
+  }
+  bool only_faults(const LawReport& r) const {
+    return r.faults > 0 && refused == 0 && not_called == 0 && incomplete == 0 && stopped == 0 && not_applicable == 0;
+  }
+  // Nothing but "the law cannot apply" kept the law from judging.
+  bool only_cannot_apply(const LawReport& r) const {
+    return r.faults == 0 && refused == v1_refused && not_called == 0 && incomplete == 0 && stopped == 0 &&
+           not_applicable + v1_refused > 0;
+  }
+};
+
+}  // namespace
+
 LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options) {
   load_rapidcheck_configuration_quietly();
   using Clock = std::chrono::steady_clock;
@@ -65,10 +153,10 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     return report;
   }
   const rc::Gen<std::shared_ptr<const Problem>> problems = gen_shared_problem(gen);
+  NotingImplementation noting(impl);
 
   int judged = 0;
-  std::string last_skip_reason;
-  SkipReason last_skip = SkipReason::no_cases;
+  Unjudged unjudged;
   bool failing = false;
   double fault_seconds = 0;
   Clock::time_point first_failure;
@@ -79,10 +167,12 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   auto out_of_fault_budget = [&] {
     return report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds;
   };
+  auto stop_reason = [&] { return options.stop_reason ? options.stop_reason() : std::string(); };
 
   // What a judged case adds to the report's coverage.
   auto note_judged = [&](const Problem& p) {
     ++judged;
+    if (p.is_backward()) ++unjudged.backward_judged;
     report.largest = largest_extents(report.largest, p.shape);
     report.features |= p.features();
     if (std::find(report.dtypes.begin(), report.dtypes.end(), p.dtype) == report.dtypes.end())
@@ -90,6 +180,14 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   };
 
   auto property = [&] {
+    if (!failing) {
+      // Stopped (the run's budget): no case is drawn or called past it.
+      if (std::string why = stop_reason(); !why.empty()) {
+        unjudged.stop_why = std::move(why);
+        ++unjudged.stopped;
+        RC_DISCARD(unjudged.stop_why);
+      }
+    }
     const std::shared_ptr<const Problem> drawn = *problems;  // shared with RapidCheck's shrinkable: no copy
     const Problem& p = *drawn;
     if (!failing) ++report.cases;
@@ -100,7 +198,8 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     }
     if (out_of_fault_budget()) RC_DISCARD("stopped after repeated process faults");
     const Clock::time_point call_start = Clock::now();
-    const Verdict v = law.check(impl, p);
+    noting.refused_v1_feature = noting.undeclared_feature = noting.not_called = false;
+    const Verdict v = law.check(noting, p);
     switch (v.status) {
       case VerdictStatus::pass:
         if (!failing) note_judged(p);
@@ -113,6 +212,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         RC_FAIL(v.message);
       case VerdictStatus::fault:
         ++report.faults;
+        if (!failing && p.is_backward()) ++unjudged.backward_faults;
         fault_seconds += std::chrono::duration<double>(Clock::now() - call_start).count();
         if (!report.fault_case) {
           report.fault_case = p;
@@ -121,13 +221,39 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         }
         RC_DISCARD("process fault: " + v.message);
       case VerdictStatus::unsupported:
-        last_skip_reason = "unsupported: " + v.message;
-        last_skip = SkipReason::unsupported;
-        RC_DISCARD(last_skip_reason);
+        if (!failing) {
+          // Refused because the run stopped meanwhile: the stop, not a refusal.
+          if (std::string why = stop_reason(); !why.empty()) {
+            unjudged.stop_why = std::move(why);
+            ++unjudged.stopped;
+            --report.cases;
+            RC_DISCARD(unjudged.stop_why);
+          }
+          if (noting.undeclared_feature) {
+            ++unjudged.not_applicable;
+            unjudged.not_applicable_why = v.message;
+          } else if (noting.not_called) {
+            ++unjudged.not_called;
+            unjudged.not_called_why = v.message;
+          } else {
+            ++unjudged.refused;
+            unjudged.refused_why = v.message;
+            if (noting.refused_v1_feature) ++unjudged.v1_refused;
+          }
+        }
+        RC_DISCARD("unsupported: " + v.message);
+      case VerdictStatus::incomplete:
+        if (!failing) {
+          ++unjudged.incomplete;
+          unjudged.incomplete_why = v.message;
+        }
+        RC_DISCARD("incomplete: " + v.message);
       case VerdictStatus::not_applicable:
-        last_skip_reason = "not applicable: " + v.message;
-        last_skip = SkipReason::not_applicable;
-        RC_DISCARD(last_skip_reason);
+        if (!failing) {
+          ++unjudged.not_applicable;
+          unjudged.not_applicable_why = v.message;
+        }
+        RC_DISCARD("not applicable: " + v.message);
     }
   };
 
@@ -144,32 +270,50 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
       rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, silent, {});
 
   report.judged = judged;
+  report.answered_features = noting.answered;
+  report.refused_features = noting.refused;
+  const std::string drawn = std::to_string(report.cases) + " drawn case(s)";
   if (smallest) {
     report.status = LawStatus::fail;
     report.counterexample = smallest;
     report.message = smallest_message;
-  } else if (judged == 0) {
+  } else if (!result.template is<rc::detail::SuccessResult>() && !result.template is<rc::detail::GaveUpResult>()) {
+    report.status = LawStatus::fail;
+    report.message = "the property driver reported an error";
+  } else if (judged == 0 && unjudged.only_cannot_apply(report)) {
+    // The law cannot apply to what the implementation declares: skipped.
     report.status = LawStatus::skipped;
-    report.skip_reason = report.faults > 0 ? SkipReason::process_faults : last_skip;
-    report.message = report.faults > 0 ? "no case could be judged: every call ended in a process fault (" +
-                                             report.fault_message + ")"
-                     : last_skip_reason.empty() ? "no case could be judged"
-                                                : last_skip_reason;
+    const bool v1 = unjudged.v1_refused > 0;
+    report.skip_reason = v1 ? SkipReason::unsupported : SkipReason::not_applicable;
+    report.message = v1 ? "unsupported: " + unjudged.refused_why + " (a v1 implementation cannot declare masks "
+                                                                   "or causal rules)"
+                        : "not applicable: " + unjudged.not_applicable_why;
+  } else if (judged == 0 || judged < options.min_judged) {
+    // A verdict must be earned: too few judged cases are not a pass, and no
+    // judged case at all, whatever kept the law from judging, is not a skip.
+    report.status = LawStatus::insufficient;
+    const std::string why = unjudged.describe(report);
+    if (judged == 0 && unjudged.only_faults(report))
+      report.message = "no case could be judged: every call ended in a process fault (" + report.fault_message + ")";
+    else if (judged == 0 && report.cases == 0)
+      report.message = unjudged.stopped ? unjudged.stop_why : "no case was judged: none was drawn";
+    else
+      report.message = "judged " + std::to_string(judged) + " of " + drawn +
+                       (options.min_judged > judged ? ", fewer than the floor of " + std::to_string(options.min_judged)
+                                                    : std::string()) +
+                       (why.empty() ? std::string() : "; " + why);
+  } else if (unjudged.backward_faults > 0 && unjudged.backward_judged == 0) {
+    // A law that judges backward calls too (the process laws) judged none:
+    // every one ended in a process fault. Its forward calls alone earn no pass.
+    report.status = LawStatus::insufficient;
+    report.message = "judged " + std::to_string(judged) + " forward call(s) but no backward call: all " +
+                     std::to_string(unjudged.backward_faults) + " backward call(s) ended in a process fault (" +
+                     report.fault_message + ")";
   } else {
+    report.status = LawStatus::pass;
     if (out_of_fault_budget())
       report.message = "stopped early after " + std::to_string(report.faults) + " process faults; " +
                        std::to_string(judged) + " case(s) judged";
-    report.status = LawStatus::pass;
-    if (!result.template is<rc::detail::SuccessResult>() && !result.template is<rc::detail::GaveUpResult>()) {
-      report.status = LawStatus::fail;
-      report.message = "the property driver reported an error";
-    } else if (judged < options.min_judged) {
-      // A verdict must be earned: too few judged cases are not a pass.
-      report.status = LawStatus::insufficient;
-      report.message = "judged " + std::to_string(judged) + " of " + std::to_string(report.cases) +
-                       " drawn case(s), fewer than the floor of " + std::to_string(options.min_judged) +
-                       (last_skip_reason.empty() ? std::string() : "; the others: " + last_skip_reason);
-    }
   }
   return report;
 }

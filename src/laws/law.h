@@ -22,6 +22,11 @@ enum class VerdictStatus {
   not_applicable,  // the law says nothing about this problem (e.g. permutation under a causal rule)
   unsupported,     // the implementation answered ATTNCHECK_UNSUPPORTED to a call the law needed
   fault,           // a call crashed, hung or wrote out of bounds: judged by the process laws
+  // The call returned before the part the law judges (a process law's call
+  // that returned an error code wrote nothing to inspect): not judged, and
+  // not "not applicable" either: the case applied, the implementation gave
+  // nothing to judge (run_law counts it towards `insufficient`).
+  incomplete,
 };
 
 struct Verdict {
