@@ -21,10 +21,12 @@
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
+#include "plugin/printable_text.h"
 #include "cli/expectations.h"
 #include "cli/progress_line.h"
 #include "cli/terminal_mode.h"
 #include "report/console_report.h"
+#include "report/report_files.h"
 #include "report/timestamp.h"
 
 namespace attncheck {
@@ -113,6 +115,9 @@ std::string rerun_command(const CheckArgs& a, uint64_t seed, const std::optional
   if (a.dtype != "all") s += " --dtype " + shell_quote(a.dtype);
   if (a.cases != kDefaultCases) s += " --cases " + std::to_string(a.cases);
   if (a.timeout_ms != kDefaultTimeoutMs && any_plugin(a)) s += " --timeout-ms " + std::to_string(a.timeout_ms);
+  if (a.wall_timeout_ms != 0 && any_plugin(a)) s += " --wall-timeout-ms " + std::to_string(a.wall_timeout_ms);
+  if (a.load_wall_timeout_ms != 0 && any_plugin(a))
+    s += " --load-wall-timeout-ms " + std::to_string(a.load_wall_timeout_ms);
   s += shape_flags_text(a.shapes);
   if (a.min_judged != kDefaultMinJudged) s += " --min-judged " + std::to_string(a.min_judged);
   if (a.allow_insufficient) s += " --allow-insufficient";
@@ -190,7 +195,7 @@ bool choose_python_targets(const CheckArgs& a, const PluginOptions& options, std
     const PluginOptions o = python_target_options(options, target);
     std::unique_ptr<Implementation> impl = load_plugin(bridge, o, error);
     if (!impl) {
-      err << "attncheck check: --python " << target << ": " << error << "\n";
+      err << "attncheck check: --python " << printable(target) << ": " << printable(error) << "\n";
       return false;
     }
     ImplementationFactory again = [bridge, o](std::string& error) { return load_plugin_again(bridge, o, error); };
@@ -214,7 +219,7 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
     std::string error;
     std::unique_ptr<Implementation> impl = load_plugin(path, options, error);
     if (!impl) {
-      err << "attncheck check: " << (error.empty() ? "cannot load plugin " + path : error) << "\n";
+      err << "attncheck check: " << printable(error.empty() ? "cannot load plugin " + path : error) << "\n";
       return false;
     }
     ImplementationFactory again = [path, options](std::string& error) {
@@ -294,6 +299,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   PluginOptions plugin_options;
   for (const std::string& bad :
        {cases_problem(a.cases), plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
+        wall_limits_problem(a.wall_timeout_ms, a.load_wall_timeout_ms, plugin_options),
         report_paths_problem(a.reports), budget_problem(a.budget_seconds), jobs_problem(a.jobs)})
     if (!bad.empty()) {
       err << "attncheck check: " << bad << "\n";
@@ -349,6 +355,11 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
     if (const std::string path = report_path(a, f.key); !path.empty() && !writable(path, false, err, f.flag.data()))
       return 2;
   if (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")) return 2;
+  // Before anything is loaded or run: an interrupted run must leave no earlier report behind.
+  if (const std::string bad = remove_stale_reports(a.reports); !bad.empty()) {
+    err << "attncheck check: " << printable(bad) << "\n";
+    return 2;
+  }
   std::vector<Target> targets;
   if (!choose_targets(a, plugin_options, targets, err)) return 2;
   std::vector<std::string> names;
@@ -481,7 +492,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
       errors.push_back(e.what());
     }
   }
-  for (const std::string& e : errors) err << "attncheck check: " << e << "\n";
+  for (const std::string& e : errors) err << "attncheck check: " << printable(e) << "\n";
   if (!errors.empty()) return 2;
   if (report.default_run) return report.expectations_held() ? 0 : 1;
   return report.any_failure() ? 1 : 0;

@@ -28,7 +28,6 @@ namespace attncheck {
 inline constexpr int kDefaultCases = 100;
 // Shrinking a failure stops after this long and keeps the smallest case so far.
 inline constexpr double kShrinkSecondsPerLaw = 10;
-inline constexpr int kDefaultTimeoutMs = 2000;
 // A law that judged fewer cases than this has not earned a pass.
 inline constexpr int kDefaultMinJudged = 20;
 
@@ -43,11 +42,13 @@ struct CheckArgs {
   std::string dtype = "all";           // --dtype f32|f64|f16|bf16|all (or a comma list)
   int cases = kDefaultCases;           // --cases N
   std::optional<uint64_t> seed;        // --seed N; else ATTNCHECK_SEED; else a fresh one
-  int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: per plugin call
+  int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: CPU time of one plugin call (plugin/time_limits.h)
+  int wall_timeout_ms = 0;             // --wall-timeout-ms N: wall-clock time of one call; 0: derived
   ShapeFlags shapes;                   // --profile, --head-dim, --q-len, --kv-len, --batch, --heads
   int min_judged = kDefaultMinJudged;  // --min-judged N: fewer judged cases is `insufficient`
   bool allow_insufficient = false;     // --allow-insufficient: an insufficient law does not fail the run
-  int load_timeout_ms = kDefaultLoadTimeoutMs;  // --load-timeout-ms N: loading a plugin, each restart
+  int load_timeout_ms = kDefaultLoadTimeoutMs;  // --load-timeout-ms N: CPU time of loading a plugin, each restart
+  int load_wall_timeout_ms = 0;        // --load-wall-timeout-ms N: wall-clock time of loading; 0: derived
   std::string memory_limit;            // --memory-limit SIZE; empty: default_memory_limit_bytes()
   double budget_seconds = 0;           // --budget SECONDS: bound on the whole run; 0: none
   int jobs = default_jobs();           // --jobs N: worker processes (parallel_check.h); default the core count

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/parallel_check.h"
+#include "report/report_files.h"
 
 namespace attncheck {
 
@@ -85,9 +86,23 @@ std::string plugin_options_problem(int timeout_ms, int load_timeout_ms, const st
   if (!memory_limit.empty()) {
     const std::optional<uint64_t> bytes = parse_memory_size(memory_limit);
     if (!bytes) return "--memory-limit '" + memory_limit + "' is not a size (write 512M, 4G, 2GiB, bytes, or none)";
+    // 0 is not "no limit" in disguise: it would stop every plugin at once.
+    if (*bytes == 0 && memory_limit != "none")
+      return "--memory-limit '" + memory_limit + "' is no memory at all; write none for no limit, or a size of at least 16M";
     if (*bytes != 0 && *bytes < kMinMemoryLimit) return "--memory-limit must be at least 16M, or none";
     options.memory_limit_bytes = *bytes;
   }
+  return "";
+}
+
+std::string wall_limits_problem(int wall_timeout_ms, int load_wall_timeout_ms, PluginOptions& options) {
+  if (wall_timeout_ms < 0)
+    return "--wall-timeout-ms must be at least 1, or 0 for the default (got " + std::to_string(wall_timeout_ms) + ")";
+  if (load_wall_timeout_ms < 0)
+    return "--load-wall-timeout-ms must be at least 1, or 0 for the default (got " +
+           std::to_string(load_wall_timeout_ms) + ")";
+  options.wall_timeout_ms = wall_timeout_ms;
+  options.load_wall_timeout_ms = load_wall_timeout_ms;
   return "";
 }
 
@@ -111,24 +126,9 @@ std::string jobs_problem(int jobs) {
   return "";
 }
 
-std::string report_paths_problem(const ReportPaths& paths) {
-  namespace fs = std::filesystem;
-  std::vector<std::pair<std::string, fs::path>> seen;  // flag, canonical path
-  for (const ReportFormat& f : report_formats()) {
-    const auto it = paths.find(f.key);
-    if (it == paths.end() || it->second.empty()) continue;
-    const std::string flag(f.flag);
-    if (it->second == "-") return flag + " -: reports are written to files; give a file name";
-    std::error_code ec;
-    const fs::path canonical = fs::weakly_canonical(fs::absolute(it->second), ec);
-    if (ec) continue;  // the writability check names it
-    for (const auto& [other, p] : seen)
-      if (p == canonical)
-        return other + " and " + flag + " name the same file (" + it->second + "): one would overwrite the other";
-    seen.emplace_back(flag, canonical);
-  }
-  return "";
-}
+// "-", and two flags naming one file by name, through a symlink (a dangling
+// one too) or through a hard link (report/report_files.h).
+std::string report_paths_problem(const ReportPaths& paths) { return report_paths_clash(paths); }
 
 std::string unknown_command_problem(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return "";

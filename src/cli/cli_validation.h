@@ -25,6 +25,10 @@ inline constexpr int kMaxCases = 1000000;
 std::string plugin_options_problem(int timeout_ms, int load_timeout_ms, const std::string& memory_limit,
                                    PluginOptions& options);
 
+// --wall-timeout-ms, --load-wall-timeout-ms: 0 (derived from the CPU limits,
+// plugin/time_limits.h) or at least 1; put into `options`.
+std::string wall_limits_problem(int wall_timeout_ms, int load_wall_timeout_ms, PluginOptions& options);
+
 // "512M", "4G", "2GiB", "1073741824" (bytes), "none" (0: no limit); nullopt when not a size.
 std::optional<uint64_t> parse_memory_size(const std::string& text);
 

@@ -13,6 +13,7 @@
 #include "cli/replay_command.h"
 #include "cli/sensitivity_command.h"
 #include "impls/vector_isa.h"
+#include "plugin/orphans.h"
 #include "problem/dtype.h"
 #include "problem/profiles.h"
 #include "report/report_formats.h"
@@ -28,6 +29,9 @@ int main(int argc, char** argv) {
     std::cerr << "attncheck: ATTNCHECK_VECTOR_ISA=" << isa << " is not one of avx512, avx2, baseline (or unset it)\n";
     return 2;
   }
+  // A plugin that kills its own supervisor leaves its processes to this one,
+  // which ends them (plugin/orphans.h) instead of letting them outlive the run.
+  adopt_orphans();
   CLI::App app{"attncheck: checks that an attention implementation computes attention, law by law"};
   app.set_version_flag("--version", std::string("attncheck ") + ATTNCHECK_VERSION);
   app.require_subcommand(1);
@@ -81,9 +85,13 @@ int main(int argc, char** argv) {
       ->check([](const std::string& s) {
         return parse_seed(s) ? std::string() : "must be a whole number from 0 to 18446744073709551615, got " + s;
       });
-  c->add_option("--timeout-ms", check.timeout_ms, "time limit of one plugin call")
+  c->add_option("--timeout-ms", check.timeout_ms, "CPU time one plugin call may take (its processes together)")
       ->type_name("N")
       ->capture_default_str();
+  c->add_option("--wall-timeout-ms", check.wall_timeout_ms,
+                "wall-clock time one plugin call may take, for a plugin that blocks (default: 30 x --timeout-ms, "
+                "at least 60000)")
+      ->type_name("N");
   c->add_option("--profile", check.shapes.profile, "shape profile: " + profile_names())
       ->type_name("NAME")
       ->capture_default_str();
@@ -98,11 +106,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c->add_flag("--allow-insufficient", check.allow_insufficient,
               "report insufficient laws without failing the run");
-  c->add_option("--load-timeout-ms", check.load_timeout_ms, "time limit of loading a plugin (and of each restart)")
+  c->add_option("--load-timeout-ms", check.load_timeout_ms, "CPU time loading a plugin (and each restart) may take")
       ->type_name("N")
       ->capture_default_str();
+  c->add_option("--load-wall-timeout-ms", check.load_wall_timeout_ms,
+                "wall-clock time loading a plugin may take (default: 3 x --load-timeout-ms, at least 180000)")
+      ->type_name("N");
   c->add_option("--memory-limit", check.memory_limit,
-                "resident memory a plugin's process may take: 512M, 4G, none (default: half the machine's)")
+                "memory a plugin's processes may add: 512M, 4G, none (default: half the machine's)")
       ->type_name("SIZE");
   c->add_option("--budget", check.budget_seconds,
                 "bound on the whole run: past it nothing is called, the report says so (default: none)")
@@ -139,14 +150,20 @@ int main(int argc, char** argv) {
       ->type_name("MODULE_OR_FILE:FUNCTION");
   r->add_option("--impl", replay.impls, "run the cases against this built-in instead of the recorded implementation")
       ->type_name("NAME");
-  r->add_option("--timeout-ms", replay.timeout_ms, "time limit of one plugin call")
+  r->add_option("--timeout-ms", replay.timeout_ms, "CPU time one plugin call may take (its processes together)")
       ->type_name("N")
       ->capture_default_str();
-  r->add_option("--load-timeout-ms", replay.load_timeout_ms, "time limit of loading a plugin (and of each restart)")
+  r->add_option("--wall-timeout-ms", replay.wall_timeout_ms,
+                "wall-clock time one plugin call may take (default: 30 x --timeout-ms, at least 60000)")
+      ->type_name("N");
+  r->add_option("--load-timeout-ms", replay.load_timeout_ms, "CPU time loading a plugin (and each restart) may take")
       ->type_name("N")
       ->capture_default_str();
+  r->add_option("--load-wall-timeout-ms", replay.load_wall_timeout_ms,
+                "wall-clock time loading a plugin may take (default: 3 x --load-timeout-ms, at least 180000)")
+      ->type_name("N");
   r->add_option("--memory-limit", replay.memory_limit,
-                "resident memory a plugin's process may take: 512M, 4G, none (default: half the machine's)")
+                "memory a plugin's processes may add: 512M, 4G, none (default: half the machine's)")
       ->type_name("SIZE");
   for (const ReportFormat& f : report_formats())
     r->add_option(std::string(f.flag), replay.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");

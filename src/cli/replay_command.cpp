@@ -18,6 +18,8 @@
 #include "impls/in_process.h"
 #include "laws/law.h"
 #include "plugin/plugin_host.h"
+#include "plugin/printable_text.h"
+#include "report/report_files.h"
 #include "report/run_report.h"
 #include "report/timestamp.h"
 
@@ -40,6 +42,7 @@ LawResult refused_entry(const std::string& path, const std::string& law, const s
   l.run.law = law;
   l.run.status = LawStatus::fail;
   l.run.message = "refused: " + why;
+  l.refused = true;
   return l;
 }
 
@@ -48,11 +51,11 @@ bool case_paths(const std::string& path, std::vector<std::string>& paths, std::o
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) {  // a symlink loop, a folder that cannot be searched
-    err << "attncheck replay: " << path << ": " << ec.message() << "\n";
+    err << "attncheck replay: " << printable(path) << ": " << ec.message() << "\n";
     return false;
   }
   if (ec || !fs::exists(st)) {
-    err << "attncheck replay: " << path << ": no such file or folder\n";
+    err << "attncheck replay: " << printable(path) << ": no such file or folder\n";
     return false;
   }
   if (!fs::is_directory(st)) {
@@ -66,10 +69,10 @@ bool case_paths(const std::string& path, std::vector<std::string>& paths, std::o
     if (p.extension() == ".json" && !file.starts_with(".")) found.push_back(p.string());
   }
   if (ec) {
-    err << "attncheck replay: " << path << ": cannot list the folder: " << ec.message() << "\n";
+    err << "attncheck replay: " << printable(path) << ": cannot list the folder: " << ec.message() << "\n";
     return false;
   }
-  if (found.empty()) err << "attncheck replay: " << path << ": no case files (*.json)\n";
+  if (found.empty()) err << "attncheck replay: " << printable(path) << ": no case files (*.json)\n";
   std::sort(found.begin(), found.end());
   paths.insert(paths.end(), found.begin(), found.end());
   return true;
@@ -258,6 +261,7 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
 int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   PluginOptions options;
   for (const std::string& bad : {plugin_options_problem(args.timeout_ms, args.load_timeout_ms, args.memory_limit, options),
+                                 wall_limits_problem(args.wall_timeout_ms, args.load_wall_timeout_ms, options),
                                  report_paths_problem(args.reports)})
     if (!bad.empty()) {
       err << "attncheck replay: " << bad << "\n";
@@ -270,6 +274,11 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     err << "attncheck replay: " << terminal_error << "\n";
     return 2;
   }
+  // Before anything is loaded or replayed: an interrupted replay must leave no earlier report behind.
+  if (const std::string bad = remove_stale_reports(args.reports); !bad.empty()) {
+    err << "attncheck replay: " << printable(bad) << "\n";
+    return 2;
+  }
   Tally tally;
   Implementations cache(options);
   std::vector<Loaded*> chosen;  // given on the command line
@@ -279,7 +288,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     if (l.impl) {
       chosen.push_back(&l);
     } else {
-      err << "attncheck replay: " << l.error << "\n";
+      err << "attncheck replay: " << printable(l.error) << "\n";
       ++tally.refused;
       results.refused().laws.push_back(refused_entry(source, "load", l.error));
     }
@@ -315,11 +324,12 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     std::ostream& to = l.counts_as_failure() || l.insufficient() ? out : chatter;
     progress.clear();
     to << (mode->colour ? std::string("\033[") + colour_of_word(w) + "m" + w + "\033[0m" : w) << "  "
-       << file << "  " << l.run.law << "  " << source;
-    if (!l.run.message.empty()) to << "  " << l.run.message;
+       << printable(file) << "  " << l.run.law << "  " << printable(source);
+    if (!l.run.message.empty()) to << "  " << printable(l.run.message);
     to << "\n";
-    if (!l.run.diagnosis.empty()) to << "         diagnosis: " << l.run.diagnosis << "\n";
-    if (l.expected_fail() || l.unexpected_pass()) to << "         expected to fail: " << *l.expected_failure << "\n";
+    if (!l.run.diagnosis.empty()) to << "         diagnosis: " << printable(l.run.diagnosis) << "\n";
+    if (l.expected_fail() || l.unexpected_pass())
+      to << "         expected to fail: " << printable(*l.expected_failure) << "\n";
   };
   auto count = [&](const LawResult& l) {
     if (l.expected_fail()) ++tally.expected;
@@ -332,7 +342,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
 
   for (const std::string& path : paths) {
     const std::string file = fs::path(path).filename().string();
-    progress.working_on("replay", file);
+    progress.working_on("replay", printable(file));
     CaseRecord rec;
     try {
       rec = load_case(path);
@@ -347,7 +357,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
     const Law* law = find_law(rec.law);
     if (!law) {
       progress.clear();
-      err << "REFUSED  " << path << ": unknown law \"" << rec.law << "\" (see attncheck list)\n";
+      err << "REFUSED  " << printable(path) << ": unknown law \"" << printable(rec.law) << "\" (see attncheck list)\n";
       ++tally.refused;
       results.refused().laws.push_back(refused_entry(path, "case file", "unknown law \"" + rec.law + "\""));
       progress.finished_one(0);
@@ -358,7 +368,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
       Loaded& recorded = cache.get(rec.source);
       if (!recorded.impl) {
         progress.clear();
-        err << "REFUSED  " << path << ": " << recorded.error << "\n";
+        err << "REFUSED  " << printable(path) << ": " << printable(recorded.error) << "\n";
         ++tally.refused;
         results.refused().laws.push_back(refused_entry(path, rec.law, recorded.error));
         progress.finished_one(0);
@@ -410,7 +420,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
       f.write(report, it->second);
       chatter << "wrote " << f.title << " report to " << it->second << "\n";
     } catch (const std::exception& e) {
-      err << "attncheck replay: " << e.what() << "\n";
+      err << "attncheck replay: " << printable(e.what()) << "\n";
       write_failed = true;
     }
   }

@@ -47,8 +47,10 @@ struct ReplayArgs {
   std::vector<std::string> plugins;  // PATH or NAME=PATH (cli_validation.h)
   std::vector<std::string> pythons;  // --python MODULE_OR_FILE:FUNCTION... (cli/python_targets.h)
   std::vector<std::string> impls;
-  int timeout_ms = 2000;
+  int timeout_ms = kDefaultTimeoutMs;  // CPU time of one call (plugin/time_limits.h)
+  int wall_timeout_ms = 0;             // 0: derived from timeout_ms
   int load_timeout_ms = kDefaultLoadTimeoutMs;
+  int load_wall_timeout_ms = 0;
   std::string memory_limit;  // empty: default_memory_limit_bytes()
   ReportPaths reports;       // --json FILE, --junit FILE, --markdown FILE
   std::string color = "auto";  // --color auto|always|never

@@ -1,5 +1,6 @@
 #include "plugin/child_process.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include "plugin/host_protocol.h"
+#include "plugin/orphans.h"
+#include "plugin/process_tree.h"
 #include "plugin/signal_names.h"
 #include "plugin/supervisor.h"
 
@@ -30,7 +33,7 @@ std::string mib(uint64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 2
 
 std::string describe(const host::SupervisorReport& r) {
   if (r.event == host::SupervisorEvent::memory_exceeded)
-    return "exceeded the memory limit of " + mib(r.limit_bytes) + " (resident " + mib(r.resident_bytes) +
+    return "exceeded the memory limit of " + mib(r.limit_bytes) + " (its processes added " + mib(r.resident_bytes) +
            ") and was stopped; raise it with --memory-limit";
   if (WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == host::kExitLostConnection)
     return "lost its connection to attncheck: the plugin closed a file descriptor it does not own (the host's "
@@ -87,7 +90,9 @@ bool ChildProcess::start(const std::string& dlopen_path, int region_fd, uint64_t
   close(call[1]);  // so the host's end is the only one: its death is a hangup on call[0]
   close(life[1]);
   setpgid(pid, pid);  // also done by the supervisor: whichever runs first, no race
+  note_supervisor(pid);
   pid_ = pid;
+  host_pid_ = -1;
   sock_ = call[0];
   life_ = life[0];
   return true;
@@ -117,33 +122,81 @@ ChildProcess::Wait ChildProcess::send(const void* msg, std::size_t n, int fd) {
   }
 }
 
-ChildProcess::Wait ChildProcess::receive(void* msg, std::size_t n, int timeout_ms, std::string& how_it_ended) {
+namespace {
+
+// How often a wait looks at the CPU time the plugin spent: a twentieth of
+// the limit (a timeout overshoots it by at most that), within 10 to 100 ms.
+int sample_every_ms(int cpu_ms) { return std::clamp(cpu_ms / 20, 10, 100); }
+
+}  // namespace
+
+ChildProcess::Wait ChildProcess::receive(void* msg, std::size_t n, const Limits& limits, Counting counting,
+                                         std::string& how_it_ended, Spent& spent) {
   if (pid_ <= 0) return Wait::io_error;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(limits.wall_ms);
+  // CPU time is read from /proc only once a wait has lasted one sampling
+  // period (most calls answer in far less): the host's own time is read now
+  // (one small file), the rest of the tree from the first sample on.
+  host::ProcessCpu host_at_start;
+  const bool host_known = counting == Counting::call && host_pid_ > 0 && host::read_process_cpu(host_pid_, host_at_start);
+  bool sampled = false;
+  double tree_at_first = 0, before_first = 0;
+  auto cpu_spent = [&] {
+    const double tree = host::tree_cpu_ms(pid_);
+    if (!sampled) {
+      sampled = true;
+      tree_at_first = tree;
+      host::ProcessCpu host_now;
+      // A start counts the whole tree from its fork; a call, the host's time
+      // from the call's start (plus, from here on, everything's).
+      before_first = !host_known                                   ? tree
+                     : host::read_process_cpu(host_pid_, host_now) ? host_now.total_ms() - host_at_start.total_ms()
+                                                                   : 0;
+    }
+    return tree - tree_at_first + before_first;
+  };
+  const int every = sample_every_ms(limits.cpu_ms);
+  auto finish = [&](Wait w, bool by_wall) {
+    spent.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    spent.by_wall = by_wall;
+    return w;
+  };
   for (;;) {
     // Rounded up: a truncated wait would wake just before the deadline, give
     // up early, and cut a slow call short of its limit.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return Wait::timed_out;
+    if (left <= 0) {
+      spent.cpu_ms = cpu_spent();
+      return finish(Wait::timed_out, true);
+    }
     // The lifeline speaks when the host ended even if a process it started
     // still holds the call socket open (so the socket never hangs up).
     pollfd p[2] = {{sock_, POLLIN, 0}, {life_, POLLIN, 0}};
-    const int r = poll(p, 2, static_cast<int>(left));
+    const int r = poll(p, 2, static_cast<int>(std::min<long long>(left, every)));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Wait::io_error;
-    if (r == 0) return Wait::timed_out;
+    if (r < 0) return finish(Wait::io_error, false);
+    if (r == 0) {
+      spent.cpu_ms = cpu_spent();
+      if (spent.cpu_ms < limits.cpu_ms) continue;
+      // Over the limit: read again after a moment, so a process reaped while
+      // the tree was being read (counted twice in that reading) cannot end
+      // the call; the answer may also come in the meantime.
+      if (poll(p, 2, 10) == 0 && (spent.cpu_ms = cpu_spent()) >= limits.cpu_ms) return finish(Wait::timed_out, false);
+      continue;
+    }
     if (p[0].revents) {
       const ssize_t got = recv(sock_, msg, n, MSG_DONTWAIT);
       if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (got == static_cast<ssize_t>(n)) return Wait::ok;
-      if (got > 0) return Wait::io_error;  // a message of the wrong size: the protocol is broken
+      if (got == static_cast<ssize_t>(n)) return finish(Wait::ok, false);
+      if (got > 0) return finish(Wait::io_error, false);  // a message of the wrong size: the protocol is broken
       // The socket closed: the host ended (its report follows at once), or
       // it closed the socket and lives on (no report: it is ended here).
       how_it_ended = collect_end(2000);
-      return Wait::died;
+      return finish(Wait::died, false);
     }
     how_it_ended = collect_end(kReapPatienceMs);
-    return Wait::died;
+    return finish(Wait::died, false);
   }
 }
 
@@ -178,7 +231,11 @@ void ChildProcess::kill_and_reap() {
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    forget_supervisor(pid_);
     pid_ = -1;
+    host_pid_ = -1;
+    // A plugin that killed its supervisor left its processes to this one, when it adopts them.
+    end_adopted_orphans();
   }
 }
 

@@ -229,6 +229,7 @@ void run_host_child(const char* path, int sock, int region_fd) {
   g_sock = sock;
 
   HelloMessage hello;
+  hello.pid = static_cast<int32_t>(getpid());
   const Entry impl = load(path, hello);
   if (!send_all(sock, &hello, sizeof hello)) _exit(lost_connection() ? kExitLostConnection : 0);
   if (!impl.loaded()) _exit(0);

@@ -51,6 +51,7 @@ struct HelloMessage {
   uint32_t abi_version = 0;  // 1 or 2: the ABI the host calls the plugin through
   uint32_t features = 0;     // a v2 plugin's ATTNCHECK_FEATURE_* bits
   int32_t has_backward = 0;  // 1: a v2 plugin whose `backward` is not NULL
+  int32_t pid = 0;           // the host's: a call's CPU time starts from the host's own
   char text[1024] = {};
   // null_impl only: what the plugin's optional attncheck_plugin_load_error()
   // says about why it refused to load (the Python bridge: the import error and

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,6 +49,17 @@ std::string unclaimed_write(const CallLayout& l, long at) {
          ", an alignment gap between the inputs)";
 }
 
+// A call past its limits: which one, and the time it used. "no answer
+// within N ms" leads, as before the CPU limit, so scripts keep their words.
+std::string call_timeout_message(const ChildProcess::Limits& limits, const ChildProcess::Spent& spent) {
+  const std::string used = std::to_string(std::lround(spent.cpu_ms)) + " ms of CPU time in " +
+                           std::to_string(std::lround(spent.wall_ms)) + " ms";
+  if (spent.by_wall)
+    return "no answer within " + std::to_string(limits.wall_ms) + " ms of wall-clock time (--wall-timeout-ms), having used " +
+           used + ": blocked or sleeping, not computing";
+  return "no answer within " + std::to_string(limits.cpu_ms) + " ms of CPU time (--timeout-ms; used " + used + ")";
+}
+
 // A failed start: the message, and the process fault it is when it happens
 // on a restart (a hang while loading is a timeout, anything else a crash).
 struct StartFailure {
@@ -87,6 +100,15 @@ class PluginImplementation final : public Implementation {
   Outcome exchange(const Problem& problem, const CallLayout& layout);
   Outcome exchange_backward(const Problem& problem, const CallLayout& layout, host::CallRequest& req,
                             const std::vector<ByteSpan>& unclaimed, Outcome forward);
+  ChildProcess::Limits call_limits() const {
+    return {options_.timeout_ms,
+            options_.wall_timeout_ms ? options_.wall_timeout_ms : default_wall_timeout_ms(options_.timeout_ms)};
+  }
+  ChildProcess::Limits load_limits() const {
+    return {options_.load_timeout_ms, options_.load_wall_timeout_ms
+                                          ? options_.load_wall_timeout_ms
+                                          : default_load_wall_timeout_ms(options_.load_timeout_ms)};
+  }
   // Sends `req` (with the region's fd when `new_region`) and receives `reply`;
   // a failed exchange (the host died, hung, broke the exchange or failed
   // itself) as its Outcome, the fault's message ending in `during`.
@@ -106,6 +128,7 @@ class PluginImplementation final : public Implementation {
   std::optional<Outcome> cannot_restart_;
   std::optional<Outcome> pending_fault_;  // answered once, before cannot_restart_
   std::string last_fault_;  // how the last call that ended the host ended, for that answer
+  double restart_ms_ = 0;   // wall-clock time spent restarting after faults, in all
 };
 
 StartFailure PluginImplementation::start_host() {
@@ -116,12 +139,13 @@ StartFailure PluginImplementation::start_host() {
   child_region_generation_ = region_.generation();
   host::HelloMessage hello;
   std::string how;
-  switch (child_.receive(&hello, sizeof hello, options_.load_timeout_ms, how)) {
+  ChildProcess::Spent spent;
+  switch (child_.receive(&hello, sizeof hello, load_limits(), ChildProcess::Counting::start, how, spent)) {
     case ChildProcess::Wait::ok: break;
     case ChildProcess::Wait::died: return {load_crash_message(path_, how)};
     case ChildProcess::Wait::timed_out:
       child_.kill_and_reap();
-      return {load_timeout_message(path_, options_.load_timeout_ms), CallStatus::timeout};
+      return {load_timeout_message(path_, load_limits(), spent), CallStatus::timeout};
     case ChildProcess::Wait::io_error:
       child_.kill_and_reap();
       return {"cannot load plugin " + path_ + ": broken reply from the plugin host"};
@@ -131,6 +155,7 @@ StartFailure PluginImplementation::start_host() {
     return {load_failure_message(path_, hello)};
   }
   hello.text[sizeof hello.text - 1] = 0;
+  child_.set_host_pid(hello.pid);
   name_ = hello.text[0] ? printable(hello.text) : base_name(path_);
   abi_ = hello.abi_version;
   features_ = hello.features;
@@ -159,10 +184,22 @@ Outcome PluginImplementation::run(const Problem& problem) {
   if (!region_.ensure(layout.total, why)) return {CallStatus::error, {}, why};
   if (!child_.running()) {
     // The previous call crashed or hung: a fresh child, as the plugin was at load.
-    if (StartFailure f = start_host(); f.failed()) {
-      // Later calls are not made: they answer "unsupported", so the laws
-      // that ask are skipped with this reason, and no process law fails on a
-      // case that was never run (the fault itself was reported with its case).
+    if (restart_ms_ >= options_.restart_budget_ms) {
+      cannot_restart_ = Outcome{CallStatus::unsupported, {},
+                                "not called: restarting the plugin after its faults took " +
+                                    std::to_string(std::lround(restart_ms_ / 1000.0)) + " s in all, the most a run spends "
+                                    "on restarts (" + std::to_string(options_.restart_budget_ms / 1000) +
+                                    " s); its last fault: it " + last_fault_};
+      return *cannot_restart_;
+    }
+    const auto restart_start = std::chrono::steady_clock::now();
+    StartFailure f = start_host();
+    restart_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - restart_start).count();
+    if (f.failed()) {
+      // Later calls are not made: they answer "not called: ..." (as
+      // unsupported), so the laws that ask judge too few cases and are
+      // insufficient with this reason, and no process law fails on a case
+      // that was never run (the fault itself was reported with its case).
       cannot_restart_ = Outcome{CallStatus::unsupported, {},
                                 "not called: the plugin could not be restarted after an earlier call " + last_fault_ +
                                     " (" + f.message + ")"};
@@ -236,10 +273,11 @@ Outcome PluginImplementation::exchange_backward(const Problem& problem, const Ca
 std::optional<Outcome> PluginImplementation::transact(const host::CallRequest& req, host::CallReply& reply,
                                                       bool new_region, const std::string& during) {
   std::string how;
+  ChildProcess::Spent spent;
   ChildProcess::Wait w = child_.send(&req, sizeof req, new_region ? region_.fd() : -1);
   if (w == ChildProcess::Wait::ok) {
     child_region_generation_ = region_.generation();
-    w = child_.receive(&reply, sizeof reply, options_.timeout_ms, how);
+    w = child_.receive(&reply, sizeof reply, call_limits(), ChildProcess::Counting::call, how, spent);
   }
   switch (w) {
     case ChildProcess::Wait::ok: break;
@@ -251,7 +289,7 @@ std::optional<Outcome> PluginImplementation::transact(const host::CallRequest& r
       return Outcome{CallStatus::crash, {}, how + during};
     case ChildProcess::Wait::timed_out:
       child_.kill_and_reap();
-      return Outcome{CallStatus::timeout, {}, "no answer within " + std::to_string(options_.timeout_ms) + " ms" + during};
+      return Outcome{CallStatus::timeout, {}, call_timeout_message(call_limits(), spent) + during};
     case ChildProcess::Wait::io_error:
       child_.kill_and_reap();
       return Outcome{CallStatus::error, {}, "broken exchange with the plugin host" + during};

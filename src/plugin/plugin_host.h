@@ -1,12 +1,14 @@
 // Third-party implementations, loaded from a shared library exporting the
 // pinned C ABI (include/attncheck/plugin.h) and run in an isolated child
 // process: the parent never dlopens the plugin, so neither its constructors
-// nor its forward calls can crash, hang or scribble over attncheck.
+// nor its forward calls can crash, hang or scribble over attncheck. A child
+// process is isolation from faults, not a sandbox: the plugin runs as the
+// same user, with the same files and network (README, "Isolation").
 //
 // Per call, the tensors travel through a shared memory region laid out as in
 // problem/call_layout.h (poisoned out between guard zones); a crash becomes
 // CallStatus::crash ("killed by SIGSEGV (Segmentation fault)"), a call past
-// the time limit CallStatus::timeout, and the child is restarted for the next
+// its time limits (time_limits.h) CallStatus::timeout, and the child is restarted for the next
 // call. A backward problem (a plugin whose v2 `backward` is not NULL declares
 // kBackwardFeature) is the forward call, then the backward call on the same
 // region, each within the time limit; a fault in backward says "during
@@ -15,8 +17,9 @@
 // again: every later call answers at once, as unsupported with the reason
 // ("not called: the plugin could not be restarted ..."), so a plugin that
 // cannot be restarted costs one load timeout, not one per call, and the laws
-// it could not serve are skipped rather than failed. The plugin's texts (name,
-// err) are escaped (printable_text.h); every process it starts ends with its
+// it could not serve are insufficient (with that reason) rather than failed.
+// Restarts together are bounded too (PluginOptions::restart_budget_ms). The
+// plugin's texts (name, err) are escaped (printable_text.h); every process it starts ends with its
 // host (supervisor.h). One Implementation is not meant to be called from
 // several threads at once.
 //
@@ -34,22 +37,33 @@
 #include <vector>
 
 #include "impls/implementation.h"
+#include "plugin/time_limits.h"
 
 namespace attncheck {
 
-// What loading may take by default: a heavy library (libtorch) on a busy CI
-// machine needs more than 5 s; a plugin that hangs while loading costs this once.
-inline constexpr int kDefaultLoadTimeoutMs = 60000;
 
 // Half the machine's physical memory: well under what would make it swap or
 // wake the OOM killer, far above what attention on checked shapes needs.
 uint64_t default_memory_limit_bytes();
 
 struct PluginOptions {
-  int timeout_ms = 2000;  // per call (forward; backward on its own)
-  int load_timeout_ms = kDefaultLoadTimeoutMs;  // loading (and every restart after a fault)
-  // Resident memory of the plugin's process; past it the process is stopped
-  // and the call is a crash ("exceeded the memory limit"). 0: no limit.
+  // CPU time of the plugin's processes (time_limits.h): per call (forward;
+  // backward on its own), and loading (and every restart after a fault).
+  int timeout_ms = kDefaultTimeoutMs;
+  int load_timeout_ms = kDefaultLoadTimeoutMs;
+  // Wall-clock time, for a plugin that blocks or sleeps; 0: derived from the
+  // CPU limits (default_wall_timeout_ms, default_load_wall_timeout_ms).
+  int wall_timeout_ms = 0;
+  int load_wall_timeout_ms = 0;
+  // Wall-clock time all restarts after faults may take together: a plugin
+  // that loads slowly and crashes often would otherwise cost one load per
+  // crash, without end. Past it, the plugin is not called again: every later
+  // call answers "not called: ..." with the reason (laws without enough judged
+  // cases are then insufficient).
+  int restart_budget_ms = kDefaultRestartBudgetMs;
+  // Memory the plugin's processes added (the host beyond what it had when
+  // forked, and every process it started); past it they are stopped and the
+  // call is a crash ("exceeded the memory limit"). 0: no limit.
   uint64_t memory_limit_bytes = default_memory_limit_bytes();
   // Variables set in the plugin's process before it is loaded (and on every
   // restart): how the CLI's --python tells the Python bridge which function to

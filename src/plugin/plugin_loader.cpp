@@ -1,16 +1,19 @@
 #include "plugin/plugin_loader.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plugin/printable_text.h"
+
 namespace attncheck {
 
 namespace {
 
-std::string prefix(const std::string& path) { return "cannot load plugin " + path + ": "; }
+std::string prefix(const std::string& path) { return "cannot load plugin " + printable(path) + ": "; }
 
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
@@ -49,7 +52,10 @@ std::string plugin_file_problem(const std::string& path) {
   return "";
 }
 
-std::string load_failure_message(const std::string& path, const host::HelloMessage& hello) {
+namespace {
+
+// The message before escaping: the plugin's reason and dlerror's text are anybody's bytes.
+std::string raw_load_failure_message(const std::string& path, const host::HelloMessage& hello) {
   using host::LoadStatus;
   const std::string text(hello.text, strnlen(hello.text, sizeof hello.text));
   switch (hello.status) {
@@ -80,6 +86,12 @@ std::string load_failure_message(const std::string& path, const host::HelloMessa
   return prefix(path) + "unknown loader status " + std::to_string(static_cast<int>(hello.status));
 }
 
+}  // namespace
+
+std::string load_failure_message(const std::string& path, const host::HelloMessage& hello) {
+  return printable(raw_load_failure_message(path, hello));
+}
+
 std::string load_crash_message(const std::string& path, const std::string& how_it_ended) {
   // A signal is a crash; an exit status is usually a runtime refusing to
   // start (a sanitizer-built plugin in a plain attncheck says so on stderr).
@@ -89,9 +101,16 @@ std::string load_crash_message(const std::string& path, const std::string& how_i
   return prefix(path) + "while loading, its process " + how_it_ended;  // what the supervisor saw
 }
 
-std::string load_timeout_message(const std::string& path, int timeout_ms) {
-  return prefix(path) + "it did not finish loading within " + std::to_string(timeout_ms) +
-         " ms (a big library on a busy machine may need longer: raise the limit with --load-timeout-ms)";
+std::string load_timeout_message(const std::string& path, const ChildProcess::Limits& limits,
+                                 const ChildProcess::Spent& spent) {
+  const std::string used = std::to_string(std::lround(spent.cpu_ms)) + " ms of CPU time in " +
+                           std::to_string(std::lround(spent.wall_ms)) + " ms";
+  if (spent.by_wall)
+    return prefix(path) + "it did not finish loading within " + std::to_string(limits.wall_ms) +
+           " ms of wall-clock time, having used " + used +
+           ": it was blocked or sleeping, not computing (raise the limit with --load-wall-timeout-ms)";
+  return prefix(path) + "it did not finish loading within " + std::to_string(limits.cpu_ms) +
+         " ms of CPU time (used " + used + "; a big library may need longer: raise the limit with --load-timeout-ms)";
 }
 
 }  // namespace attncheck

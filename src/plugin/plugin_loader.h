@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "plugin/child_process.h"
 #include "plugin/host_protocol.h"
 
 namespace attncheck {
@@ -22,6 +23,8 @@ std::string load_failure_message(const std::string& path, const host::HelloMessa
 
 // The full message for a child that died or hung while loading.
 std::string load_crash_message(const std::string& path, const std::string& how_it_ended);
-std::string load_timeout_message(const std::string& path, int timeout_ms);
+// A load past its limits: which one, and the time it used (CPU and wall-clock).
+std::string load_timeout_message(const std::string& path, const ChildProcess::Limits& limits,
+                                 const ChildProcess::Spent& spent);
 
 }  // namespace attncheck

@@ -55,6 +55,16 @@ bool SharedRegion::replace(std::size_t bytes, std::string& why) {
     close(fd);
     return false;
   }
+  // Not inherited by any process forked from here: the host of another
+  // plugin (a fork of attncheck) must not find this region in its memory and
+  // write into it while this plugin's call runs. This plugin's host maps it
+  // from the fd it is handed.
+  if (madvise(p, bytes, MADV_DONTFORK) != 0) {
+    why = std::string("cannot keep the shared call region out of other processes (madvise): ") + std::strerror(errno);
+    munmap(p, bytes);
+    close(fd);
+    return false;
+  }
   if (base_) munmap(base_, size_);
   if (fd_ >= 0) close(fd_);
   fd_ = fd;

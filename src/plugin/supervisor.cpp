@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -44,18 +45,18 @@ void close_all_but(std::initializer_list<int> keep) {
   }
 }
 
-uint64_t resident_bytes(pid_t pid) {
-  char path[64], buf[128];
-  std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  const ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  unsigned long long size = 0, resident = 0;
-  if (std::sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+// The memory the plugin added: the host's resident memory beyond what it had
+// when it was forked (`baseline`: the host starts as a copy of attncheck, whose
+// pages are not the plugin's), and what every other process below the
+// supervisor maps alone (a process the plugin forked shares the host's pages
+// until one of them writes). A 0 for a process that is gone.
+uint64_t added_bytes(pid_t host, uint64_t baseline, bool whole_tree) {
+  const uint64_t rss = resident_bytes(host);
+  uint64_t added = rss > baseline ? rss - baseline : 0;
+  if (whole_tree)
+    for (pid_t pid : descendants_of(getpid()))
+      if (pid != host) added += private_bytes(pid);
+  return added;
 }
 
 [[noreturn]] void report_and_exit(int lifeline, const SupervisorReport& r) {
@@ -78,7 +79,15 @@ void run_supervisor(const SupervisorSettings& s) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   close_all_but({s.call_sock, s.lifeline, s.region_fd});
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // No core files: a crashing plugin is a verdict, not a file the size of the
+  // host left in the user's folder. The hard limit too, so the plugin cannot
+  // raise it again (only a plugin run as root could).
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
 
+  // What the host has before the plugin is loaded: it is forked from here, a
+  // copy of attncheck, so its resident pages start as the supervisor's.
+  const uint64_t baseline = resident_bytes(getpid());
   const pid_t host = fork();
   if (host < 0) _exit(127);
   if (host == 0) {
@@ -93,6 +102,10 @@ void run_supervisor(const SupervisorSettings& s) {
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, host, 0));
   const int timeout = s.memory_limit_bytes || pidfd < 0 ? kTickMs : -1;
   SupervisorReport report;
+  // The host alone is looked at every tick; the processes the plugin started
+  // (a scan of /proc) every kTreeEvery ticks.
+  constexpr int kTreeEvery = 10;
+  int tick = 0;
   for (;;) {
     pollfd p[2] = {{s.lifeline, POLLIN, 0}, {pidfd, POLLIN, 0}};
     const int r = poll(p, pidfd >= 0 ? 2 : 1, timeout);
@@ -107,7 +120,7 @@ void run_supervisor(const SupervisorSettings& s) {
       report_and_exit(s.lifeline, report);
     }
     if (s.memory_limit_bytes) {
-      const uint64_t rss = resident_bytes(host);
+      const uint64_t rss = added_bytes(host, baseline, ++tick % kTreeEvery == 0);
       if (rss > s.memory_limit_bytes) {
         kill(host, SIGKILL);
         report.event = SupervisorEvent::memory_exceeded;
