@@ -200,6 +200,11 @@ std::vector<Derived> derived_problems(const Problem& p, FeatureBits declared) {
     d.push_back({"in [batch][row][head][col] views", with_layouts(p, all(bshd))});
     d.push_back({"in [batch][row][head][col] views with gaps", with_layouts(p, all(gapped))});
   }
+  // A case in strided views, again in dense ones: a fault of the strides
+  // alone (strides ignored) is right there, a fault of the indexing (batch and
+  // head strides exchanged) is not, which tells the two apart on small cases.
+  if (!p.layouts.forward_dense() && (declared & ATTNCHECK_FEATURE_STRIDES))
+    d.push_back({"in dense views", with_layouts(p, ViewLayouts{})});
   if (p.has_bias())  // what bias_row_shift_invariance adds
     for (double c : {4.0, 1.0, 0.25, 0.0625})
       if (std::optional<Problem> r = with_row_bias_shifted(p, c)) {

@@ -25,7 +25,11 @@ struct RunOptions {
   // the implementation: the fault is reported by its process law, and a plugin
   // that hangs on most shapes must not cost a timeout per generated case.
   int max_faults = 20;
-  double max_fault_seconds = 1.0;  // ... or once faulting calls have cost this long (one hang does)
+  // ... or after this many timeouts (a hang costs the whole time limit). A
+  // count, not the seconds the faults took: how long a hang takes by the
+  // clock depends on the machine's load, and a busy machine must not change
+  // how many cases a law judges.
+  int max_timeouts = 1;
   // A law that judged fewer cases than this is `insufficient`, not `pass`
   // (the CLI's --min-judged, default 20). Whatever it is, a law that judged no
   // case because its calls were refused, faulted or stopped is insufficient

@@ -60,10 +60,21 @@ bool refused_by_the_checker(const std::string& message) { return message.starts_
 // features of the calls it answered and of those it refused are noted call
 // by call (a law's own derived calls included: masked_keys_ignored refuses
 // on the masked call it makes, not on the drawn case).
+// A shape the run's generator would never draw (the shape probe found the
+// implementation refuses it, or --head-dim left it out): a law's own call of
+// such a shape (logit_shift_invariance's head_dim + 1) that is refused cannot
+// apply, as a feature the implementation does not declare cannot.
+bool outside_drawn_shapes(const Shape& s, const GenOptions& g) {
+  return (!g.head_dims.empty() && std::find(g.head_dims.begin(), g.head_dims.end(), s.head_dim) == g.head_dims.end()) ||
+         (g.same_dims && s.value_dim != s.head_dim) || (g.max_q_len == 1 && s.q_len != 1) ||
+         (g.q_len_multiple > 1 && s.q_len % g.q_len_multiple != 0) ||
+         (g.kv_len_multiple > 1 && s.kv_len % g.kv_len_multiple != 0);
+}
+
 class NotingImplementation final : public Implementation {
  public:
-  explicit NotingImplementation(Implementation& inner)
-      : inner_(inner), v1_(inner.features() == kV1Features) {}
+  NotingImplementation(Implementation& inner, const GenOptions& run_shapes)
+      : inner_(inner), v1_(inner.features() == kV1Features), run_shapes_(run_shapes) {}
   std::string name() const override { return inner_.name(); }
   std::string source() const override { return inner_.source(); }
   FeatureBits features() const override { return inner_.features(); }
@@ -76,7 +87,9 @@ class NotingImplementation final : public Implementation {
       // A law's own call with a feature the implementation does not declare
       // (masked_keys_ignored's masked call, to a v2 plugin without MASK):
       // never sent, and the law cannot apply, as if it required the feature.
-      undeclared_feature = true;
+      cannot_apply = true;
+    } else if (outside_drawn_shapes(p.shape, run_shapes_)) {
+      cannot_apply = true;  // as above: the law's call leaves the shapes it may use
     } else if (refused_by_the_checker(o.message)) {
       not_called = true;
     } else if (v1_ && (used & kV1Features)) {
@@ -91,13 +104,14 @@ class NotingImplementation final : public Implementation {
   }
   FeatureBits answered = 0, refused = 0;
   // Since the last reset (the law's current case): a refusal of a mask or
-  // causal rule by a v1 implementation; a call with an undeclared feature; a
-  // call the checker did not make.
-  bool refused_v1_feature = false, undeclared_feature = false, not_called = false;
+  // causal rule by a v1 implementation; a refused call with an undeclared
+  // feature or of a shape the run never draws; a call the checker did not make.
+  bool refused_v1_feature = false, cannot_apply = false, not_called = false;
 
  private:
   Implementation& inner_;
   const bool v1_;
+  const GenOptions& run_shapes_;
 };
 
 // Why drawn cases went unjudged, kept to say why a law is insufficient.
@@ -153,19 +167,19 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     return report;
   }
   const rc::Gen<std::shared_ptr<const Problem>> problems = gen_shared_problem(gen);
-  NotingImplementation noting(impl);
+  NotingImplementation noting(impl, options.gen);
 
   int judged = 0;
   Unjudged unjudged;
   bool failing = false;
-  double fault_seconds = 0;
+  int timeouts = 0;
   Clock::time_point first_failure;
   std::optional<Problem> smallest;
   std::string smallest_message;
 
   // Past the fault budget a law stops calling the implementation.
   auto out_of_fault_budget = [&] {
-    return report.faults >= options.max_faults || fault_seconds >= options.max_fault_seconds;
+    return report.faults >= options.max_faults || timeouts >= options.max_timeouts;
   };
   auto stop_reason = [&] { return options.stop_reason ? options.stop_reason() : std::string(); };
 
@@ -197,8 +211,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
       if (Clock::now() - first_failure > std::chrono::duration<double>(options.shrink_seconds)) return;
     }
     if (out_of_fault_budget()) RC_DISCARD("stopped after repeated process faults");
-    const Clock::time_point call_start = Clock::now();
-    noting.refused_v1_feature = noting.undeclared_feature = noting.not_called = false;
+    noting.refused_v1_feature = noting.cannot_apply = noting.not_called = false;
     const Verdict v = law.check(noting, p);
     switch (v.status) {
       case VerdictStatus::pass:
@@ -213,7 +226,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
       case VerdictStatus::fault:
         ++report.faults;
         if (!failing && p.is_backward()) ++unjudged.backward_faults;
-        fault_seconds += std::chrono::duration<double>(Clock::now() - call_start).count();
+        if (v.call_status == CallStatus::timeout) ++timeouts;
         if (!report.fault_case) {
           report.fault_case = p;
           report.fault_message = v.message;
@@ -229,7 +242,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
             --report.cases;
             RC_DISCARD(unjudged.stop_why);
           }
-          if (noting.undeclared_feature) {
+          if (noting.cannot_apply) {
             ++unjudged.not_applicable;
             unjudged.not_applicable_why = v.message;
           } else if (noting.not_called) {

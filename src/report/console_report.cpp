@@ -256,8 +256,8 @@ void print_law_table(const RunReport& report, std::ostream& out, const ConsoleSt
   for (const ImplementationResult& i : report.implementations)
     for (const LawResult& l : i.laws) declared = declared || l.expected_failure.has_value();
   out << "PASS n: every one of the n judged cases obeyed the law; FAIL n: a case broke it (the n-th);"
-         " INSUF n: only n judged, fewer than --min-judged; skip: no case could be judged"
-         " (the law does not apply, the calls were unsupported, or --skip-law)";
+         " INSUF n: only n judged, fewer than --min-judged, for any reason (refused or faulting calls, the"
+         " budget); skip: the law cannot apply to what the implementation declares, or --skip-law";
   if (declared) out << "; XFAIL n: failed as expected (--expect-fail); XPASS n: expected to fail but passed";
   out << "\n\n";
 }

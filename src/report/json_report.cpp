@@ -23,6 +23,7 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   if (!l.case_file.empty()) j["case_file"] = l.case_file;
   if (l.expected_failure) j["expected_failure"] = *l.expected_failure;  // the reason, possibly ""
   if (!l.replayed_file.empty()) j["replayed"] = l.replayed_file;
+  if (l.refused) j["refused"] = true;  // extension: could not be run at all (status stays "fail")
   j["seconds"] = l.seconds;
   if (l.failed()) {
     if (l.run.counterexample) j["counterexample"] = l.run.counterexample->describe();

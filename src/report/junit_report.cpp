@@ -34,7 +34,7 @@ std::string failure_body(const LawResult& l) {
   return b.str();
 }
 
-// How one law appears in the suite: "pass", "fail" or "skipped", after the
+// How one law appears in the suite: "pass", "fail", "error" or "skipped", after the
 // default run's expectations and the declared expected failures are applied.
 struct Rendered {
   const char* outcome;
@@ -49,6 +49,9 @@ std::string reason_words(const LawResult& l) {
 }
 
 Rendered render_verdict(const ImplementationResult& impl, const LawResult& l) {
+  // Not a law that failed but a run that could not happen (replay's damaged
+  // case file, a plugin that would not load): JUnit's <error>.
+  if (l.refused) return {"error", "refused", l.run.message, "", ""};
   if (impl.expectation == Expectation::must_be_caught && l.failed())
     return {"pass", "", "", "", "caught, as expected of a zoo member: " + failure_body(l)};
   if (impl.expectation == Expectation::must_pass && l.skipped() && !l.skipped_as_not_applicable() &&
@@ -72,9 +75,11 @@ Rendered render_verdict(const ImplementationResult& impl, const LawResult& l) {
   return {"pass", "", "", "", ""};
 }
 
-// Every testcase says how many cases its verdict rests on.
+// Every testcase says how many cases its verdict rests on (one that could
+// not be run at all rests on none: its error says why).
 Rendered render(const ImplementationResult& impl, const LawResult& l) {
   Rendered r = render_verdict(impl, l);
+  if (l.refused) return r;
   const std::string count = "judged " + std::to_string(l.run.judged) + " of " + std::to_string(l.run.cases) +
                             " drawn cases\n";
   r.system_out = count + r.system_out;
@@ -158,7 +163,7 @@ std::string xml_escape(const std::string& text, bool attribute) {
 
 std::string report_to_junit(const RunReport& report) {
   std::ostringstream x;
-  int all_tests = 0, all_failures = 0;
+  int all_tests = 0, all_failures = 0, all_errors = 0;
   double all_seconds = 0;
   std::ostringstream suites;
   const std::string host = xml_escape(host_name());
@@ -169,7 +174,7 @@ std::string report_to_junit(const RunReport& report) {
   int id = 0;
   for (const ImplementationResult& impl : report.implementations) {
     std::ostringstream cases;
-    int tests = 0, failures = 0, skipped = 0;
+    int tests = 0, failures = 0, errors = 0, skipped = 0;
     std::string name = impl.name;
     for (int k = 2; !classnames.insert(name).second; ++k) name = impl.name + "#" + std::to_string(k);
     const std::string cls = xml_escape(name);
@@ -188,6 +193,10 @@ std::string report_to_junit(const RunReport& report) {
         ++failures;
         cases << "      <failure message=\"" << xml_escape(r.message) << "\" type=\"" << r.type << "\">"
               << xml_escape(r.body.empty() ? r.message : r.body, false) << "</failure>\n";
+      } else if (o == "error") {
+        ++errors;
+        cases << "      <error message=\"" << xml_escape(r.message) << "\" type=\"" << r.type << "\">"
+              << xml_escape(r.message, false) << "</error>\n";
       } else if (o == "skipped") {
         ++skipped;
         cases << "      <skipped message=\"" << xml_escape(r.message) << "\" type=\"" << r.type << "\"/>\n";
@@ -208,12 +217,13 @@ std::string report_to_junit(const RunReport& report) {
     }
     all_tests += tests;
     all_failures += failures;
+    all_errors += errors;
     all_seconds += impl.seconds;
     // junit-10.xsd: name, tests, failures and errors are required on a
     // testsuite; skipped, timestamp, hostname, id and package are allowed
     // there (and not on <testsuites>).
     suites << "  <testsuite name=\"" << cls << "\" tests=\"" << tests << "\" failures=\"" << failures
-           << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << seconds_text(impl.seconds) << "\"";
+           << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"" << seconds_text(impl.seconds) << "\"";
     if (!report.timestamp.empty()) suites << " timestamp=\"" << xml_escape(report.timestamp) << "\"";
     suites << " hostname=\"" << host << "\" id=\"" << id++ << "\" package=\"attncheck\">\n"
            << "    <properties>\n"
@@ -224,7 +234,7 @@ std::string report_to_junit(const RunReport& report) {
   }
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<testsuites name=\"" << (report.replay ? "attncheck replay" : "attncheck") << "\" tests=\"" << all_tests
-    << "\" failures=\"" << all_failures << "\" errors=\"0\" time=\"" << seconds_text(all_seconds) << "\">\n"
+    << "\" failures=\"" << all_failures << "\" errors=\"" << all_errors << "\" time=\"" << seconds_text(all_seconds) << "\">\n"
     << suites.str() << "</testsuites>\n";
   return x.str();
 }

@@ -16,6 +16,7 @@ std::string row_key(const LawResult& l) {
 
 std::string cell(const ImplementationResult& impl, const LawResult& l) {
   const std::string n = std::string(" ").append(std::to_string(l.run.judged));  // (GCC 12 -Wrestrict bug 105329)
+  if (l.refused) return "❌ error (refused)";
   if (impl.expectation == Expectation::must_be_caught && l.failed()) return "❌ caught" + n;
   if (l.expected_fail()) return "⚠️ expected fail" + n;
   if (l.unexpected_pass()) return "❌ unexpected pass" + n;

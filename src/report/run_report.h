@@ -31,6 +31,10 @@ struct LawResult {
   std::optional<std::string> passed_despite;
   // replay: the case file this result replayed (the law alone does not name it).
   std::string replayed_file;
+  // replay: what could not be run at all (a damaged case file, a plugin that
+  // would not load): an error of the run, not a law's failure. Its status is
+  // fail (the verdict must not be green); JUnit writes it as an <error>.
+  bool refused = false;
 
   // The law broke (whatever was expected): the case is saved, diagnosed, reproduced.
   bool failed() const { return run.status == LawStatus::fail; }
