@@ -12,9 +12,9 @@
  *                 writes into them, forever;
  *   fork_memory   the first call forks three children that each touch
  *                 $ATTNCHECK_TEST_CHILD_MIB MiB (default 100) and sleep;
- *   kill_supervisor  the first call starts a daemon (double fork, setsid),
- *                 writes its pid to $ATTNCHECK_TEST_PID_FILE, and kills the
- *                 host's parent (its supervisor);
+ *   kill_supervisor  the first call of each host starts a daemon (double
+ *                 fork, setsid), appends its pid to $ATTNCHECK_TEST_PID_FILE,
+ *                 and kills the host's parent (its supervisor);
  *   slow_crash    loading takes $ATTNCHECK_TEST_LOAD_DELAY_MS of CPU time, and
  *                 every call dies of SIGSEGV: each restart costs a slow load;
  *   core_limit    every call raises its core-dump limit as far as it may and
@@ -115,7 +115,7 @@ static void kill_supervisor(void) {
       for (;;) pause();
     }
     const char *file = getenv("ATTNCHECK_TEST_PID_FILE");
-    FILE *f = file ? fopen(file, "w") : NULL;
+    FILE *f = file ? fopen(file, "a") : NULL; /* one line per restarted host's daemon */
     if (f) {
       fprintf(f, "%d\n", (int)daemon);
       fclose(f);
