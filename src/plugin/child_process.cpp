@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -120,6 +121,10 @@ ChildProcess::Wait ChildProcess::send(const void* msg, std::size_t n, int fd) {
     if (r < 0 && errno == EINTR) continue;
     return r < 0 && (errno == EPIPE || errno == ECONNRESET) ? Wait::died : Wait::io_error;
   }
+}
+
+std::string ChildProcess::Spent::text() const {
+  return std::to_string(std::lround(cpu_ms)) + " ms of CPU time in " + std::to_string(std::lround(wall_ms)) + " ms";
 }
 
 namespace {

@@ -46,6 +46,8 @@ class ChildProcess {
   struct Spent {
     double cpu_ms = 0, wall_ms = 0;
     bool by_wall = false;  // timed out on the wall-clock limit (else the CPU one)
+    // "2010 ms of CPU time in 9400 ms": what a timeout's message reports.
+    std::string text() const;
   };
   // Whose CPU time counts: a call's (the host's from the call's start, and
   // everything the plugin runs besides it), or a start's (the whole tree from

@@ -52,8 +52,7 @@ std::string unclaimed_write(const CallLayout& l, long at) {
 // A call past its limits: which one, and the time it used. "no answer
 // within N ms" leads, as before the CPU limit, so scripts keep their words.
 std::string call_timeout_message(const ChildProcess::Limits& limits, const ChildProcess::Spent& spent) {
-  const std::string used = std::to_string(std::lround(spent.cpu_ms)) + " ms of CPU time in " +
-                           std::to_string(std::lround(spent.wall_ms)) + " ms";
+  const std::string used = spent.text();
   if (spent.by_wall)
     return "no answer within " + std::to_string(limits.wall_ms) + " ms of wall-clock time (--wall-timeout-ms), having used " +
            used + ": blocked or sleeping, not computing";

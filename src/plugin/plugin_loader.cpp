@@ -1,7 +1,6 @@
 #include "plugin/plugin_loader.h"
 
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
@@ -103,8 +102,7 @@ std::string load_crash_message(const std::string& path, const std::string& how_i
 
 std::string load_timeout_message(const std::string& path, const ChildProcess::Limits& limits,
                                  const ChildProcess::Spent& spent) {
-  const std::string used = std::to_string(std::lround(spent.cpu_ms)) + " ms of CPU time in " +
-                           std::to_string(std::lround(spent.wall_ms)) + " ms";
+  const std::string used = spent.text();
   if (spent.by_wall)
     return prefix(path) + "it did not finish loading within " + std::to_string(limits.wall_ms) +
            " ms of wall-clock time, having used " + used +
