@@ -6,7 +6,7 @@
 //   ...
 //   verdict                          pass pass fail
 //
-// laws are rows and implementations columns (27 laws would never fit across).
+// laws are rows and implementations columns (the catalogue's dozens of laws would never fit across).
 // Then every failure in full (law, implementation, message, diagnosis, the
 // shrunk case, the command that reproduces it), then one verdict line.
 #pragma once
