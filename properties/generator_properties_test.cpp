@@ -156,6 +156,35 @@ TEST(Generators, V1DrawsAreUnchanged) {
   }
 }
 
+// The same for the draws beyond v1: every ABI v2 feature and the backward bit
+// allowed (and, in the second set, required), every dtype, every value family
+// of the `default` profile's shapes. Pinned when the generators began reading
+// their choices from a source (problem/choice_source.h): the random source
+// must draw what the random engine drew before, choice for choice.
+TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
+  GenOptions every = find_profile("default")->options();
+  every.dtypes = every_dtype();
+  every.features = kEveryFeature;
+  every.families = kAllFamilies;
+  GenOptions required = options_over_every_dtype();
+  required.features = kEveryFeature;
+  required.required = kEveryFeature & ~kV1Features;
+  const GenOptions sets[] = {every, required};
+  const uint64_t expected[2][2] = {{0x53740ed712a5350cull, 0x0daabbf960a4aa16ull},
+                                   {0xb59ecad9abc05451ull, 0x6981ce380688126aull}};
+  for (int set = 0; set < 2; ++set) {
+    Fnv1a draws(Fnv1a::kSeedBasis), shrinks(Fnv1a::kSeedBasis);
+    for (uint64_t seed = 0; seed < 200; ++seed) {
+      const Problem p = sample_problem(sets[set], seed, static_cast<int>(seed % 101));
+      draws.u64(problem_fingerprint(p));
+      if (seed < 30 && p.q.size() + p.k.size() + p.v.size() < 400)
+        for (const Problem& c : shrink_problem(p, sets[set])) shrinks.u64(problem_fingerprint(c));
+    }
+    EXPECT_EQ(draws.value, expected[set][0]) << "option set " << set << ": the draws changed";
+    EXPECT_EQ(shrinks.value, expected[set][1]) << "option set " << set << ": the shrinks changed";
+  }
+}
+
 RC_GTEST_PROP(Generators, ProblemsWithEveryFeatureAreConsistent, ()) {
   const Problem p = *gen_problem(every_feature());
   RC_ASSERT(p.inconsistency() == "");

@@ -7,6 +7,10 @@
 // default) not one extra random number is drawn and every seed draws the
 // problem it always drew.
 //
+// The fuzz targets' families (kSpecials, kRawBits, kFiniteOnly) add their
+// values to the soft-cap, bias, slopes, sinks and padding; without them not
+// one choice changes.
+//
 // Each allowed feature is drawn with its own probability (0.35 to 0.5), so a
 // run sees each alone and in combination; a required one (GenOptions::required)
 // always. The backward bit is drawn last: the forward part of a backward
@@ -22,7 +26,7 @@
 #include <vector>
 
 #include "problem/gen_options.h"
-#include "problem/gen_random.h"
+#include "problem/choice_source.h"
 #include "problem/problem.h"
 
 namespace attncheck::gen {
@@ -37,11 +41,13 @@ inline bool draws_v2(const GenOptions& o) { return (o.features & ~kV1Features) !
 // max_heads below 8: fewer heads cannot tell a right grouping from a wrong
 // one. A single head is otherwise raised to 2..max_heads. Draw before k and v
 // are sized.
-void draw_kv_heads(Rng& r, int64_t max_heads, Shape& s, bool required = false);
+template <class C>
+void draw_kv_heads(C& r, int64_t max_heads, Shape& s, bool required = false);
 
 // Which of batch, heads and rows a mask or bias varies along (each kept with
 // probability 0.6; rows always broadcast when `rows` is false).
-Broadcast draw_broadcast(Rng& r, bool rows);
+template <class C>
+Broadcast draw_broadcast(C& r, bool rows);
 
 // The extents a tensor stored with `how` has: [batch'][heads'][q_len'][kv_len]
 // with each broadcast axis 1 (what draw_mask fills for a broadcast mask).
@@ -54,7 +60,16 @@ Shape stored_extents(const Shape& s, const Broadcast& how);
 // (SINKS), lse_requested (LSE), and last dout with its padding rows garbage
 // and the gradient layouts (kBackwardFeature; the layouts only with STRIDES).
 // p stays consistent.
-void draw_late_features(const GenOptions& o, bool dense_ok, Rng& r, Problem& p);
+template <class C>
+void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p);
+
+// (Defined in feature_draws.cpp for the two choice sources.)
+extern template void draw_kv_heads(RandomChoices&, int64_t, Shape&, bool);
+extern template void draw_kv_heads(ByteChoices&, int64_t, Shape&, bool);
+extern template Broadcast draw_broadcast(RandomChoices&, bool);
+extern template Broadcast draw_broadcast(ByteChoices&, bool);
+extern template void draw_late_features(const GenOptions&, bool, RandomChoices&, Problem&);
+extern template void draw_late_features(const GenOptions&, bool, ByteChoices&, Problem&);
 
 // Shrink candidates of the v2 fields, most drastic first: each feature
 // dropped, then simpler forms (dense layouts, full lengths, smaller windows,

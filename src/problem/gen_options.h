@@ -25,6 +25,14 @@ enum ValueFamily : unsigned {
   kPositive = 1u << 7,       // all positive, or one constant: accumulators that only grow
   kNearEqual = 1u << 8,      // 1 + 1e-3 noise: long rows of near-equal logits
   kAllFamilies = 0x1FFu,
+  // Values beyond the generators' defaults, which no profile draws (the fuzz
+  // targets do, fuzz/fuzz_problems.h):
+  kSpecials = 1u << 9,   // per element: ±0, subnormals, largest subnormal, ±1, 2, 1 + ulp, max,
+                         // sqrt(max), 64, 1000, ±inf, NaN; small k/8; or a raw bit pattern
+  kRawBits = 1u << 10,   // every element a raw bit pattern of the dtype: every value, inf and NaN too
+  // Not a family: q, k, v, dout, the scale and the padding are finite (±inf
+  // and NaN fold to ±max), for the laws that need finite inputs.
+  kFiniteOnly = 1u << 15,
 };
 
 // Head dims that fixed-size kernels are specialised for.

@@ -1,8 +1,9 @@
-// The random draws the problem generators share (generators.cpp for the shape
-// and the v1 fields, feature_draws.cpp for the ABI v2 fields). One FastRng
-// (xoshiro256**, fast_rng.h) per case, seeded by sample_problem: the same seed
-// draws the same problem on every machine (the integer and uniform
-// distributions are libstdc++'s; the normal one is ours, ziggurat_normal.h).
+// Random draws over one FastRng (xoshiro256**, fast_rng.h) for the code that
+// draws values of its own from a seed (laws' derived inputs, the sensitivity
+// sweep): the same seed draws the same values on every machine (the integer
+// and uniform distributions are libstdc++'s; the normal one is ours,
+// ziggurat_normal.h). The problem generators read their choices through
+// problem/choice_source.h instead, whose RandomChoices makes the same calls.
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "problem/feature_draws.h"
-#include "problem/gen_random.h"
+#include "problem/choice_source.h"
 #include "problem/transforms.h"
 #include "problem/value_draws.h"
 
@@ -14,27 +14,24 @@ namespace attncheck {
 
 namespace {
 
-using gen::Rng;
-using gen::chance;
 using gen::draw_tensor;
-using gen::uniform;
-using gen::unit;
 
 // A length in [lo, cap]: often a tile boundary (2^k - 1, 2^k, 2^k + 1), often tiny.
-int64_t draw_length(Rng& r, int64_t lo, int64_t cap) {
+template <class C>
+int64_t draw_length(C& r, int64_t lo, int64_t cap) {
   static constexpr int64_t kBoundaries[] = {1,    2,    3,    7,    8,    9,    15,    16,    17,    31,   32,
                                             33,   63,   64,   65,   127,  128,  129,   255,   256,   257,  511,
                                             512,  513,  1023, 1024, 1025, 2047, 2048,  2049,  4095,  4096, 4097,
                                             8191, 8192, 8193, 16383, 16384, 16385};
-  const double pick = unit(r);
+  const double pick = r.unit();
   if (pick < 0.3) {
     std::vector<int64_t> fit;
     for (int64_t b : kBoundaries)
       if (b >= lo && b <= cap) fit.push_back(b);
-    if (!fit.empty()) return fit[uniform(r, 0, static_cast<int64_t>(fit.size()) - 1)];
+    if (!fit.empty()) return fit[r.integer(0, static_cast<int64_t>(fit.size()) - 1)];
   }
-  if (pick < 0.5) return uniform(r, lo, std::min(cap, lo + 3));
-  return uniform(r, lo, cap);
+  if (pick < 0.5) return r.integer(lo, std::min(cap, lo + 3));
+  return r.integer(lo, cap);
 }
 
 // The cap for a dimension at this RapidCheck size (0..100): small first.
@@ -44,19 +41,20 @@ int64_t cap_at(int64_t lo, int64_t hi, int size, double factor) {
   return std::max(lo, static_cast<int64_t>(std::llround(lo + f * (top - lo))));
 }
 
-std::vector<uint8_t> draw_mask(Rng& r, const Shape& s) {
+template <class C>
+std::vector<uint8_t> draw_mask(C& r, const Shape& s) {
   std::vector<uint8_t> m(s.mask_size(), 1);
   const int64_t rows = s.batch * s.heads * s.q_len;
-  switch (uniform(r, 0, 3)) {
+  switch (r.integer(0, 3)) {
     case 0: {  // random density
-      const double keep = 0.1 + 0.8 * unit(r);
-      for (auto& b : m) b = chance(r, keep);
+      const double keep = 0.1 + 0.8 * r.unit();
+      for (auto& b : m) b = r.chance(keep);
       break;
     }
     case 1: {  // a few blocks of masked keys
-      for (int blocks = static_cast<int>(uniform(r, 1, 3)); blocks > 0; --blocks) {
-        const int64_t r0 = uniform(r, 0, rows - 1), r1 = uniform(r, r0, rows - 1);
-        const int64_t c0 = uniform(r, 0, s.kv_len - 1), c1 = uniform(r, c0, s.kv_len - 1);
+      for (int blocks = static_cast<int>(r.integer(1, 3)); blocks > 0; --blocks) {
+        const int64_t r0 = r.integer(0, rows - 1), r1 = r.integer(r0, rows - 1);
+        const int64_t c0 = r.integer(0, s.kv_len - 1), c1 = r.integer(c0, s.kv_len - 1);
         for (int64_t i = r0; i <= r1; ++i)
           for (int64_t j = c0; j <= c1; ++j) m[i * s.kv_len + j] = 0;
       }
@@ -64,7 +62,7 @@ std::vector<uint8_t> draw_mask(Rng& r, const Shape& s) {
     }
     case 2: {  // some rows see nothing
       for (int64_t i = 0; i < rows; ++i)
-        if (chance(r, 0.3)) std::fill_n(m.begin() + i * s.kv_len, s.kv_len, 0);
+        if (r.chance(0.3)) std::fill_n(m.begin() + i * s.kv_len, s.kv_len, 0);
       break;
     }
     default: break;  // all visible, but passed as a mask
@@ -80,7 +78,8 @@ std::pair<int64_t, int64_t> within(int64_t domain_lo, int64_t domain_hi, int64_t
 }
 
 // The options' domain for this case (the options themselves when they list none).
-ShapeDomain pick_domain(const GenOptions& o, Rng& r) {
+template <class C>
+ShapeDomain pick_domain(const GenOptions& o, C& r) {
   if (o.domains.empty()) {
     ShapeDomain d;
     d.max_batch = o.max_batch;
@@ -91,7 +90,7 @@ ShapeDomain pick_domain(const GenOptions& o, Rng& r) {
   }
   double total = 0;
   for (const ShapeDomain& d : o.domains) total += d.weight;
-  double pick = unit(r) * total;
+  double pick = r.unit() * total;
   for (const ShapeDomain& d : o.domains) {
     if (pick < d.weight) return d;
     pick -= d.weight;
@@ -107,33 +106,53 @@ int64_t to_multiple(int64_t n, int64_t m, int64_t hi) {
   return std::max(up, m);
 }
 
-int64_t draw_head_dim(const GenOptions& o, Rng& r, int size) {
+template <class C>
+int64_t draw_head_dim(const GenOptions& o, C& r, int size) {
   auto from = [&](auto&& list) -> int64_t {
     std::vector<int64_t> fit;
     for (int64_t d : list)
       if (d >= o.min_head_dim && d <= o.max_head_dim) fit.push_back(d);
-    return fit.empty() ? 0 : fit[uniform(r, 0, static_cast<int64_t>(fit.size()) - 1)];
+    return fit.empty() ? 0 : fit[r.integer(0, static_cast<int64_t>(fit.size()) - 1)];
   };
   if (!o.head_dims.empty()) {
     if (const int64_t d = from(o.head_dims)) return d;
     // None within a law's tailored range: still only sizes the implementation takes.
-    return o.head_dims[uniform(r, 0, static_cast<int64_t>(o.head_dims.size()) - 1)];
+    return o.head_dims[r.integer(0, static_cast<int64_t>(o.head_dims.size()) - 1)];
   }
-  if (o.kernel_head_dim_chance > 0 && chance(r, o.kernel_head_dim_chance))
+  if (o.kernel_head_dim_chance > 0 && r.chance(o.kernel_head_dim_chance))
     if (const int64_t d = from(kKernelHeadDims)) return d;
   return draw_length(r, o.min_head_dim, cap_at(o.min_head_dim, o.max_head_dim, size, o.size_factor));
 }
 
-Problem draw_problem(const GenOptions& o, Rng& r, int size) {
+// An explicit scale: the default given explicitly, a power of two around it,
+// 0 or negative; with the fuzz targets' families (kSpecials, kRawBits) half
+// the time one of their edge values or raw patterns instead (folded finite
+// under kFiniteOnly). Without those families not one choice changes.
+template <class C>
+double draw_scale(const GenOptions& o, C& r, DType t, int64_t head_dim) {
+  if ((o.families & (kSpecials | kRawBits)) && r.chance(0.5)) {
+    const double x = gen::special_value(r, t);
+    return (o.families & kFiniteOnly) ? gen::fold_to_finite(t, x) : x;
+  }
+  const double c = r.unit();
+  double x;
+  if (c < 0.4) x = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  else if (c < 0.95) x = std::exp2(-6 + 8 * r.unit());
+  else x = c < 0.975 ? 0.0 : -std::exp2(-3 + 3 * r.unit());
+  return round_to(t, x);
+}
+
+template <class C>
+Problem draw_problem(const GenOptions& o, C& r, int size) {
   Problem p;
-  p.dtype = o.dtypes.empty() ? DType::f32 : o.dtypes[uniform(r, 0, o.dtypes.size() - 1)];
+  p.dtype = o.dtypes.empty() ? DType::f32 : o.dtypes[r.integer(0, o.dtypes.size() - 1)];
   const ShapeDomain d = pick_domain(o, r);
   const int ramp = d.ramped ? size : 100;
   Shape& s = p.shape;
   const int64_t max_batch = std::max(o.min_batch, std::min(o.max_batch, d.max_batch));
   const int64_t max_heads = std::max(o.min_heads, std::min(o.max_heads, d.max_heads));
-  s.batch = uniform(r, o.min_batch, cap_at(o.min_batch, max_batch, size, 1.0));
-  s.heads = uniform(r, o.min_heads, cap_at(o.min_heads, max_heads, size, 1.0));
+  s.batch = r.integer(o.min_batch, cap_at(o.min_batch, max_batch, size, 1.0));
+  s.heads = r.integer(o.min_heads, cap_at(o.min_heads, max_heads, size, 1.0));
   const auto [q_lo, q_hi] = within(d.min_q_len, d.max_q_len, o.min_q_len, o.max_q_len);
   const auto [kv_lo, kv_hi] = within(d.min_kv_len, d.max_kv_len, o.min_kv_len, o.max_kv_len);
   s.q_len = draw_length(r, q_lo, cap_at(q_lo, q_hi, ramp, o.size_factor));
@@ -143,34 +162,28 @@ Problem draw_problem(const GenOptions& o, Rng& r, int size) {
     const int64_t lo = std::clamp(s.q_len + 1, kv_lo, kv_hi);
     s.kv_len = draw_length(r, lo, std::max(lo, cap_at(lo, kv_hi, ramp, o.size_factor)));
   } else {
-    s.kv_len = chance(r, 0.3) ? std::clamp(s.q_len, kv_lo, kv_hi)
+    s.kv_len = r.chance(0.3) ? std::clamp(s.q_len, kv_lo, kv_hi)
                               : draw_length(r, kv_lo, cap_at(kv_lo, kv_hi, ramp, o.size_factor));
   }
   s.q_len = to_multiple(s.q_len, o.q_len_multiple, q_hi);
   s.kv_len = to_multiple(s.kv_len, o.kv_len_multiple, kv_hi);
   s.head_dim = draw_head_dim(o, r, size);
-  s.value_dim = (o.same_dims || chance(r, 0.5))
+  s.value_dim = (o.same_dims || r.chance(0.5))
                     ? s.head_dim
                     : draw_length(r, 1, cap_at(1, o.max_value_dim, size, o.size_factor));
   if (o.causal && (o.features & ATTNCHECK_FEATURE_CAUSAL)) {
-    const double c = unit(r);
+    const double c = r.unit();
     p.causal = c < 0.5 ? Causal::none : c < 0.75 ? Causal::top_left : Causal::bottom_right;
     // Chunked prefill: the new queries sit at the end of the keys.
     if (d.q_below_kv && p.causal == Causal::top_left) p.causal = Causal::bottom_right;
   }
-  if (o.explicit_scale && chance(r, 0.4)) {
-    const double c = unit(r);
-    if (c < 0.4) p.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
-    else if (c < 0.95) p.scale = std::exp2(-6 + 8 * unit(r));
-    else p.scale = c < 0.975 ? 0.0 : -std::exp2(-3 + 3 * unit(r));
-    p.scale = round_to(p.dtype, p.scale);
-  }
+  if (o.explicit_scale && r.chance(0.4)) p.scale = draw_scale(o, r, p.dtype, s.head_dim);
   if (o.features & ATTNCHECK_FEATURE_GQA)
     gen::draw_kv_heads(r, max_heads, s, (o.required & ATTNCHECK_FEATURE_GQA) != 0);
   p.q = draw_tensor(r, p.dtype, s.q_size(), o.families, s.head_dim, s.head_dim);
   p.k = draw_tensor(r, p.dtype, s.k_size(), o.families, s.head_dim, s.head_dim);
   p.v = draw_tensor(r, p.dtype, s.v_size(), o.families, s.head_dim, s.value_dim);
-  if (o.mask && (o.features & ATTNCHECK_FEATURE_MASK) && d.masks && chance(r, 0.5)) {
+  if (o.mask && (o.features & ATTNCHECK_FEATURE_MASK) && d.masks && r.chance(0.5)) {
     // A v2 call sends a broadcast mask with stride 0; a v1 call cannot.
     if (gen::draws_v2(o)) p.mask_broadcast = gen::draw_broadcast(r, true);
     p.mask = draw_mask(r, gen::stored_extents(s, p.mask_broadcast));
@@ -339,8 +352,17 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
 }
 
 Problem sample_problem(const GenOptions& options, uint64_t seed, int size) {
-  Rng rng(seed);
-  return draw_problem(options, rng, size);
+  gen::RandomChoices choices(seed);
+  return draw_problem(options, choices, size);
+}
+
+Problem draw_problem_from(const GenOptions& options, gen::ByteChoices& choices, int size) {
+  return draw_problem(options, choices, size);
+}
+
+Problem problem_from_bytes(const GenOptions& options, const uint8_t* data, std::size_t size) {
+  gen::ByteChoices choices(data, size);
+  return draw_problem(options, choices, 100);
 }
 
 }  // namespace attncheck
