@@ -1,4 +1,4 @@
-// fuzz_differential: bytes -> Problem -> a built-in reference (reference,
+// fuzz_differential: bytes -> Problem (fuzz_problems.h) -> a built-in reference (reference,
 // naive, online) judged against the oracle (matches_oracle) or one of the
 // cheap laws; the first two bytes pick the pair (law_sweep.h). The references
 // are correct by construction, so any finding is a bug in a reference, a law,
@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "law_sweep.h"
-#include "problem_decoder.h"
+#include "fuzz_problems.h"
 
 using namespace attncheck;
 
@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const Law*> laws = fuzz::differential_laws();
   static const std::vector<std::unique_ptr<Implementation>> impls = fuzz::references();
   const fuzz::Pick pick = fuzz::pick_pair(impls, laws, data, size);
-  // Decoded within what each implementation declares (its ABI v2 features).
+  // Drawn within what each implementation declares (its ABI v2 features).
   for (Implementation* impl : pick.impls)
-    fuzz::judge(*impl, fuzz::decode_problem(data, size, fuzz::ValueMix::any, impl->features()), pick.laws);
+    fuzz::judge(*impl, fuzz::fuzz_problem(data, size, impl->features()), pick.laws);
   return 0;
 }

@@ -1,4 +1,4 @@
-// fuzz_gradients: bytes -> a backward Problem (decode_backward_problem) -> the
+// fuzz_gradients: bytes -> a backward Problem (fuzz_backward_problem) -> the
 // backward pass of a built-in reference (reference, naive, online: each runs
 // its forward, then its backward on its own out and lse), judged against the
 // gradient oracle (grad_oracle + compare_grads_to_oracle, what the law
@@ -18,7 +18,7 @@
 #include "finding.h"
 #include "law_sweep.h"
 #include "oracle/grad_oracle.h"
-#include "problem_decoder.h"
+#include "fuzz_problems.h"
 
 using namespace attncheck;
 
@@ -50,8 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   const fuzz::Pick pick = fuzz::pick_pair(impls, judges, data, size);
   for (Implementation* impl : pick.impls) {
-    // Decoded within what the implementation declares (its ABI v2 features).
-    const Problem p = fuzz::decode_backward_problem(data, size, fuzz::ValueMix::any, impl->features());
+    // Drawn within what the implementation declares (its ABI v2 features).
+    const Problem p = fuzz::fuzz_backward_problem(data, size, impl->features());
     for (const Law* law : pick.laws) {
       if (law) fuzz::judge(*impl, p, {law});
       else judge_by_oracle(*impl, p);

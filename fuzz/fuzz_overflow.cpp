@@ -5,15 +5,15 @@
 //   fully_masked_rows_zero:   a row that sees no key outputs exactly zeros;
 //   nan_propagates:           a NaN in a visible input shows up in the outputs it feeds.
 // The first two bytes pick the reference and the law (law_sweep.h), the third
-// the value mix: half the inputs are all finite (so finite_for_finite_inputs
-// applies), half may hold ±inf and NaN.
+// the value mix: half the inputs are all finite (kFiniteOnly: so
+// finite_for_finite_inputs applies), half may hold ±inf and NaN.
 //
 // Run: build-fuzz/fuzz/fuzz_overflow fuzz/corpus/fuzz_overflow
 #include <cstddef>
 #include <cstdint>
 
 #include "law_sweep.h"
-#include "problem_decoder.h"
+#include "fuzz_problems.h"
 
 using namespace attncheck;
 
@@ -24,8 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const fuzz::Pick pick = fuzz::pick_pair(impls, laws, data, size);
   const bool finite = size == 0 || (data[0] & 1) == 0;
   if (size > 0) { ++data; --size; }
-  // Decoded within what each implementation declares (its ABI v2 features).
+  // Drawn within what each implementation declares (its ABI v2 features).
   for (Implementation* impl : pick.impls)
-    fuzz::judge(*impl, fuzz::decode_problem(data, size, finite ? fuzz::ValueMix::finite_only : fuzz::ValueMix::any, impl->features()), pick.laws);
+    fuzz::judge(*impl, fuzz::fuzz_problem(data, size, impl->features(), finite), pick.laws);
   return 0;
 }

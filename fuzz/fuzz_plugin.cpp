@@ -13,7 +13,7 @@
 
 #include "law_sweep.h"
 #include "plugin/plugin_host.h"
-#include "problem_decoder.h"
+#include "fuzz_problems.h"
 
 using namespace attncheck;
 
@@ -52,8 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const Law*> laws = fuzz::differential_laws();
   if (plugin().empty()) LLVMFuzzerInitialize(nullptr, nullptr);  // a driver that skips the initializer
   const fuzz::Pick pick = fuzz::pick_pair(plugin(), laws, data, size);
-  // Decoded within what each implementation declares (its ABI v2 features).
+  // Drawn within what the plugin declares (its ABI v2 features).
   for (Implementation* impl : pick.impls)
-    fuzz::judge(*impl, fuzz::decode_problem(data, size, fuzz::ValueMix::any, impl->features()), pick.laws);
+    fuzz::judge(*impl, fuzz::fuzz_problem(data, size, impl->features()), pick.laws);
   return 0;
 }

@@ -41,7 +41,7 @@ std::vector<const Law*> narrowed(std::vector<const Law*> laws) {
 std::vector<const Law*> differential_laws() {
   std::vector<const Law*> laws;
   if (const Law* oracle = find_law("matches_oracle")) laws.push_back(oracle);
-  // The gradient laws are fuzz_gradients' (its decoder draws dout and the
+  // The gradient laws are fuzz_gradients' (its problems carry dout and the
   // gradient views): here they would judge every forward input through a
   // derived dout, at a fifth of the forward laws' speed.
   for (const Law& l : all_laws())

@@ -1,4 +1,4 @@
-// The laws a fuzz target judges every decoded problem by, and the loop that
+// The laws a fuzz target judges every drawn problem by, and the loop that
 // judges them: a failing law (or a crash, hang or bad write while a law ran)
 // becomes a finding (finding.h); pass, not_applicable and unsupported go on.
 //
@@ -17,7 +17,7 @@
 //   static const auto impls = references();
 //   const Pick pick = pick_pair(impls, laws, data, size);   // consumes the first two bytes
 //   for (Implementation* impl : pick.impls)
-//     judge(*impl, decode_problem(data, size, ValueMix::any, impl->features()), pick.laws);
+//     judge(*impl, fuzz_problem(data, size, impl->features()), pick.laws);
 #pragma once
 
 #include <cstddef>

@@ -1,14 +1,19 @@
 // The generators' random engine and normal draws (src/problem/fast_rng.h,
 // ziggurat_normal.h): reproducible from the seed, and the normal draws follow
 // N(0, 1) closely enough that a wrong layer table, a dropped wedge or a wrong
-// tail shows (each test a fixed seed: deterministic, not flaky).
+// tail shows (each test a fixed seed: deterministic, not flaky). The two
+// sources of the generators' choices (choice_source.h): the random one makes
+// exactly the engine's calls, the byte one reads what its header says, zero
+// the simplest choice.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "problem/choice_source.h"
 #include "problem/fast_rng.h"
+#include "problem/gen_random.h"
 #include "problem/ziggurat_normal.h"
 
 namespace attncheck::gen {
@@ -94,6 +99,52 @@ TEST(ZigguratNormal, TailBeyondTheBaseLayerHasTheNormalMass) {
   const double p_r = 2 * (1 - normal_cdf(3.6541528853610088)), p_45 = 2 * (1 - normal_cdf(4.5));
   EXPECT_NEAR(beyond_r, p_r * n, 5 * std::sqrt(p_r * n));
   EXPECT_NEAR(beyond_45, p_45 * n, 5 * std::sqrt(p_45 * n));
+}
+
+// RandomChoices is the engine the generators drew from before they read a
+// source: the same calls on the same FastRng, so every seed's problem stays.
+TEST(RandomChoices, MakeTheEnginesCalls) {
+  FastRng engine(20261130);
+  RandomChoices choices(20261130);
+  for (int n = 0; n < 2000; ++n) {
+    switch (n % 5) {
+      case 0: ASSERT_EQ(choices.integer(-3, 3 + n % 90), uniform(engine, -3, 3 + n % 90)) << n; break;
+      case 1: ASSERT_EQ(choices.unit(), unit(engine)) << n; break;
+      case 2: ASSERT_EQ(choices.chance(0.3), chance(engine, 0.3)) << n; break;
+      case 3: ASSERT_EQ(choices.gaussian(), gaussian(engine)) << n; break;
+      default: ASSERT_EQ(choices.integer(5, 5), 5); break;  // an empty range draws nothing
+    }
+  }
+  EXPECT_EQ(choices.bits(8), engine());
+}
+
+TEST(ByteChoices, ZeroAndMissingBytesAreTheSimplestChoice) {
+  const uint8_t zeros[16] = {};
+  for (std::size_t size : {std::size_t{0}, sizeof zeros}) {
+    ByteChoices b(zeros, size);
+    EXPECT_EQ(b.integer(7, 1000), 7);
+    EXPECT_EQ(b.unit(), 0.0);
+    EXPECT_FALSE(b.chance(0.999));
+    EXPECT_TRUE(b.chance(1.0));  // a required choice holds whatever the bytes
+    EXPECT_EQ(b.gaussian(), 0.0);
+    EXPECT_EQ(b.bits(4), 0u);
+  }
+}
+
+TEST(ByteChoices, ReadWhatTheHeaderSays) {
+  const uint8_t in[] = {5, 0x34, 0x12, 0x00, 0x80, 0xff, 0x7f, 200, 100, 0x01, 0x02, 0x03, 0x04, 9};
+  ByteChoices b(in, sizeof in);
+  EXPECT_EQ(b.integer(10, 12), 10 + 5 % 3);            // one byte for a span below 256
+  EXPECT_EQ(b.integer(0, 65535), 0x1234);              // two, little-endian
+  EXPECT_EQ(b.unit(), 0x8000 / 65536.0);               // two bytes / 65536
+  EXPECT_EQ(b.gaussian(), 0x7fff / 8192.0);            // signed, / 8192
+  EXPECT_TRUE(b.chance(0.25));                         // 200 >= 192
+  EXPECT_FALSE(b.chance(0.25));                        // 100 < 192
+  EXPECT_EQ(b.bits(4), 0x04030201u);
+  EXPECT_EQ(b.consumed(), sizeof in - 1);
+  EXPECT_EQ(b.integer(0, 3), 1);                       // 9 % 4
+  EXPECT_EQ(b.integer(0, 3), 0);                       // past the end: zero
+  EXPECT_EQ(b.consumed(), sizeof in + 1);
 }
 
 }  // namespace
