@@ -1,5 +1,7 @@
 #include "laws/process_law.h"
 
+#include <algorithm>
+
 namespace attncheck {
 
 Law make_process_law(std::string name, std::string statement, CallStatus fault) {
@@ -31,6 +33,24 @@ Law make_process_law(std::string name, std::string statement, CallStatus fault) 
     return Verdict::pass();
   };
   return law;
+}
+
+std::vector<ProcessLawCharge> charge_process_faults(const std::vector<ProcessFault>& seen,
+                                                    const std::function<bool(const Law&)>& failed_on_its_own) {
+  std::vector<ProcessLawCharge> charges;
+  for (const ProcessFault& f : seen) {
+    const Law* judge = process_law_for(f.status);
+    if (!judge) continue;
+    const bool decided = std::any_of(charges.begin(), charges.end(),
+                                     [&](const ProcessLawCharge& c) { return c.law == judge; });
+    if (decided || failed_on_its_own(*judge)) continue;
+    charges.push_back({judge, &f});
+  }
+  return charges;
+}
+
+int completed_judged_calls(std::string_view law, int judged, bool failed_on_its_own_case) {
+  return judged - (failed_on_its_own_case && is_process_law(law) ? 1 : 0);
 }
 
 }  // namespace attncheck
