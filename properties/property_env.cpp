@@ -8,12 +8,19 @@
 #include <string>
 
 #include "casefile/case_file.h"
+#include "driver/seed_env.h"
 
 namespace attncheck::testing {
 
 uint64_t seed_from_env(uint64_t fallback) {
-  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) return std::strtoull(s, nullptr, 10);
-  return fallback;
+  try {
+    return seed_from_env_or(fallback);
+  } catch (const SeedEnvError& e) {
+    // Read before any test runs (RapidCheck's seed below): say why and stop,
+    // rather than run a seed nobody asked for.
+    std::cerr << "attncheck properties: " << e.what() << "\n";
+    std::exit(2);
+  }
 }
 
 RunOptions property_options() {

@@ -10,7 +10,8 @@
 
 namespace attncheck::testing {
 
-// The seed from ATTNCHECK_SEED, else `fallback`.
+// The seed from ATTNCHECK_SEED (driver/seed_env.h), else `fallback`; a value
+// that is not a seed stops the process with exit 2 and the reason.
 uint64_t seed_from_env(uint64_t fallback);
 
 // Options for one property run: seed from ATTNCHECK_SEED (default 1), the size

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/seed_env.h"
 #include "impls/kernels.h"
 #include "parallel/parallel_for.h"
 #include "hand_built_grad_call.h"
@@ -28,8 +29,7 @@ using namespace testing_v2;
 
 uint64_t test_seed() {
   static const uint64_t seed = [] {
-    const char* env = std::getenv("ATTNCHECK_SEED");
-    const uint64_t s = env ? std::strtoull(env, nullptr, 10) : 20261201;
+    const uint64_t s = seed_from_env_or(20261201);
     std::printf("backward_kernels_test: ATTNCHECK_SEED=%llu\n", static_cast<unsigned long long>(s));
     return s;
   }();

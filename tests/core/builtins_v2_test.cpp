@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/seed_env.h"
 #include "impls/builtins.h"
 #include "parallel/parallel_for.h"
 #include "problem/problem.h"
@@ -24,8 +25,7 @@ using namespace testing_v2;
 
 uint64_t test_seed() {
   static const uint64_t seed = [] {
-    const char* env = std::getenv("ATTNCHECK_SEED");
-    const uint64_t s = env ? std::strtoull(env, nullptr, 10) : 20261130;
+    const uint64_t s = seed_from_env_or(20261130);
     std::printf("builtins_v2_test: ATTNCHECK_SEED=%llu\n", static_cast<unsigned long long>(s));
     return s;
   }();

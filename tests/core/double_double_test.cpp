@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/seed_env.h"
 #include "oracle/double_double_array.h"
 #include "oracle/double_double_dot.h"
 #include "oracle/double_double_exp.h"
@@ -53,10 +54,7 @@ double rel_err(DW z, Q2 exact) {
 }
 Q to_q(DW x) { return (Q)x.hi + (Q)x.lo; }
 
-uint64_t seed() {
-  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) return std::strtoull(s, nullptr, 10);
-  return 20261130;
-}
+uint64_t seed() { return attncheck::seed_from_env_or(20261130); }
 
 bool bits_equal(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 // Bit for bit, except that any two NaNs match (vector code may swap a

@@ -12,6 +12,7 @@
 
 #include "diagnosis/diagnose.h"
 #include "driver/law_run.h"
+#include "driver/seed_env.h"
 #include "laws/grad_support.h"
 #include "laws/law.h"
 #include "knobbed_plain_backward.h"
@@ -108,9 +109,7 @@ TEST_P(GradLawOnPlain, HoldsForACorrectBackward) {
   PlainBackward impl({}, from_lse);
   const char* env = std::getenv("ATTNCHECK_CASES");
   // Seeds from ATTNCHECK_SEED on (1 by default), ATTNCHECK_CASES of them (40).
-  const char* seed = std::getenv("ATTNCHECK_SEED");
-  const Tally t = run_law(name, impl, dtype, env && *env ? std::atoi(env) : 40,
-                          seed && *seed ? std::strtoull(seed, nullptr, 10) : 1);
+  const Tally t = run_law(name, impl, dtype, env && *env ? std::atoi(env) : 40, seed_from_env_or(1));
   EXPECT_EQ(t.fail, 0) << name << " failed a correct backward in " << dtype_name(dtype) << ":\n" << t.first_failure;
   EXPECT_GT(t.pass, 0) << name << " judged nothing";
   std::cout << name << " " << dtype_name(dtype) << ": " << t.pass << " passed, " << t.other << " not judged\n";

@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/seed_env.h"
 #include "oracle/grad_oracle.h"
 #include "plain_v2_backward.h"
 #include "problem/generators.h"
@@ -31,10 +32,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-uint64_t base_seed() {
-  const char* s = std::getenv("ATTNCHECK_SEED");
-  return s ? std::strtoull(s, nullptr, 10) : 20261130;
-}
+uint64_t base_seed() { return seed_from_env_or(20261130); }
 
 // dout: Gaussian in the dtype on rows that exist, NaN on padding rows (never read).
 void fill_dout(Problem& p, uint64_t seed) {

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/seed_env.h"
 #include "oracle/oracle.h"
 #include "oracle/oracle_paths.h"
 #include "plain_v2_attention.h"
@@ -29,10 +30,7 @@
 namespace attncheck {
 namespace {
 
-uint64_t base_seed() {
-  const char* s = std::getenv("ATTNCHECK_SEED");
-  return s ? std::strtoull(s, nullptr, 10) : 20261130;
-}
+uint64_t base_seed() { return seed_from_env_or(20261130); }
 
 // Every feature beyond a v1 call's (MASK and CAUSAL are drawn as always).
 constexpr FeatureBits kV2Drawn = kAllFeatures & ~kV1Features;

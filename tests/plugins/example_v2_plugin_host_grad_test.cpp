@@ -18,6 +18,7 @@
 #include <random>
 #include <string>
 
+#include "driver/seed_env.h"
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
 #include "problem/generators.h"
@@ -30,10 +31,7 @@
 namespace attncheck {
 namespace {
 
-uint64_t test_seed() {
-  const char* env = std::getenv("ATTNCHECK_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 20261130u;
-}
+uint64_t test_seed() { return seed_from_env_or(20261130u); }
 
 // ATTNCHECK_EXAMPLE_V2_PLUGIN in the environment loads another build of it (a
 // deliberately broken copy, to see this test fail).

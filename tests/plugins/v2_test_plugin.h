@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "driver/seed_env.h"
 #include "v2_test_call.h"
 
 namespace v2test {
@@ -18,8 +19,8 @@ namespace v2test {
 // ATTNCHECK_SEED from the environment (default 20261130), printed once.
 inline uint32_t seed() {
   static const uint32_t s = [] {
-    const char* env = std::getenv("ATTNCHECK_SEED");
-    const uint32_t v = env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 20261130u;
+    // (the low 32 bits of the seed: what std::mt19937 takes)
+    const uint32_t v = static_cast<uint32_t>(attncheck::seed_from_env_or(20261130u));
     std::printf("ATTNCHECK_SEED=%u\n", v);
     return v;
   }();
