@@ -1,5 +1,6 @@
 #include "property_env.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "casefile/case_file.h"
+#include "cli/check_command.h"  // kDefaultMinJudged: the CLI's --min-judged
 #include "driver/seed_env.h"
 
 namespace attncheck::testing {
@@ -35,6 +37,10 @@ RunOptions property_options() {
     o.cases = 100;
   }
   if (const char* c = std::getenv("ATTNCHECK_CASES"); c && *c) o.cases = std::atoi(c);
+  // The floor `attncheck check` demands before a law passes (--min-judged,
+  // at most the case count): a law that judged fewer is insufficient here as
+  // there, never a pass on the few it judged.
+  o.min_judged = std::min(kDefaultMinJudged, o.cases);
   static std::once_flag printed;
   std::call_once(printed, [&] {
     std::cout << "attncheck properties: ATTNCHECK_SEED=" << o.seed << " cases=" << o.cases

@@ -14,9 +14,11 @@ namespace attncheck::testing {
 // that is not a seed stops the process with exit 2 and the reason.
 uint64_t seed_from_env(uint64_t fallback);
 
-// Options for one property run: seed from ATTNCHECK_SEED (default 1), the size
-// profile from ATTNCHECK_SIZE (quick | long), the case count from
-// ATTNCHECK_CASES. The seed is printed once per process.
+// Options for one property run: seed from ATTNCHECK_SEED (default 1; anything
+// but a whole number stops the run with the reason), the size profile from
+// ATTNCHECK_SIZE (quick | long), the case count from ATTNCHECK_CASES, and the
+// CLI's judged floor (--min-judged, at most the case count): run_law reports a
+// law that judged fewer cases insufficient. The seed is printed once per process.
 RunOptions property_options();
 
 // Writes the report's counterexample to $ATTNCHECK_REGRESSION_DIR (default
