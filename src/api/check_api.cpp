@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "attncheck/attncheck.hpp"
-#include "cli/check_implementation.h"
-#include "cli/dtype_probe.h"
-#include "cli/shape_flags.h"
-#include "cli/shape_probe.h"
+#include "run/check_implementation.h"
+#include "run/dtype_probe.h"
+#include "run/shape_flags.h"
+#include "run/shape_probe.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
 #include "report/console_report.h"

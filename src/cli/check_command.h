@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/parallel_check.h"
-#include "cli/shape_flags.h"
+#include "run/parallel_check.h"
+#include "run/shape_flags.h"
 #include "plugin/plugin_host.h"
 #include "report/report_formats.h"
 
@@ -37,7 +37,7 @@ struct CheckArgs {
   std::vector<std::string> pythons;    // --python MODULE_OR_FILE:FUNCTION... (cli/python_targets.h)
   std::vector<std::string> laws;       // --law NAME...; empty: every law
   std::vector<std::string> skip_laws;  // --skip-law NAME...: reported skipped, not run
-  std::vector<std::string> expect_fail;  // --expect-fail [IMPL/]LAW[:REASON]... (cli/expectations.h)
+  std::vector<std::string> expect_fail;  // --expect-fail [IMPL/]LAW[:REASON]... (run/expectations.h)
   std::string config;                  // --config FILE: skip_law and expect_fail from a JSON file
   std::string dtype = "all";           // --dtype f32|f64|f16|bf16|all (or a comma list)
   int cases = kDefaultCases;           // --cases N

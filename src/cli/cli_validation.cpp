@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/parallel_check.h"
+#include "run/parallel_check.h"
 #include "report/report_files.h"
 
 namespace attncheck {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <sstream>
 
-#include "cli/dtype_probe.h"
+#include "run/dtype_probe.h"
 #include "cli/python_targets.h"
 #include "cli/sensitivity_sweep.h"
 #include "impls/builtins.h"

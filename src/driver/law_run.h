@@ -91,7 +91,7 @@ struct LawReport {
   // calls the implementation answered (anything but UNSUPPORTED: ok, an error
   // code, a fault) and of those it refused itself (ATTNCHECK_UNSUPPORTED; not
   // the checker's own "not called: ..." answers, nor a v1 implementation's
-  // refusal of masks or causal rules). finish_implementation (cli/) sums them
+  // refusal of masks or causal rules). finish_implementation (run/) sums them
   // over the laws: a declared feature refused on every call that used it fails.
   FeatureBits answered_features = 0;
   FeatureBits refused_features = 0;

@@ -5,7 +5,7 @@
 // loads or restarts a plugin (the CLI and the tests are); dlopen in a child
 // forked from a multi-threaded parent could deadlock on a lock held by another
 // thread. `check --jobs N` keeps it so: its workers are processes, each
-// single-threaded, each with its own plugin hosts (cli/worker_processes.h),
+// single-threaded, each with its own plugin hosts (run/worker_processes.h),
 // never threads sharing one process.
 #include "plugin/host_child.h"
 

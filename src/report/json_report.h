@@ -6,7 +6,7 @@
 // "dtypes", "notes", "seconds" and, in the default run, "expectation" and
 // "expectation_held"; per law "seconds" and, for a failure, "counterexample"
 // (the case as text), "shrink_steps", "reproduce" and "found_while".
-// Expected outcomes (cli/expectations.h) extend "status" with "expected_fail"
+// Expected outcomes (run/expectations.h) extend "status" with "expected_fail"
 // (it failed, as declared: not counted against the verdict) and
 // "unexpected_pass" (declared to fail, it passed: counted as a failure);
 // "fail" keeps its meaning, a failure nobody expected. Such a law carries

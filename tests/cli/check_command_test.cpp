@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "cli/check_command.h"
-#include "cli/check_implementation.h"
+#include "run/check_implementation.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
 #include "report/junit_report.h"

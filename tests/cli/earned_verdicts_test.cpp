@@ -13,9 +13,9 @@
 #include <optional>
 #include <thread>
 
-#include "cli/check_implementation.h"
+#include "run/check_implementation.h"
 #include "cli/law_result_wire.h"
-#include "cli/run_budget.h"
+#include "run/run_budget.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
 

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <limits>
 
-#include "cli/check_implementation.h"
+#include "run/check_implementation.h"
 #include "cli/law_result_wire.h"
-#include "cli/parallel_check.h"
+#include "run/parallel_check.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
 

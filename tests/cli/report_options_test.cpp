@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "cli/cli_validation.h"
-#include "cli/expectations.h"
+#include "run/expectations.h"
 #include "cli/progress_line.h"
 #include "cli/terminal_mode.h"
 #include "report/console_report.h"

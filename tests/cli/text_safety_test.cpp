@@ -12,7 +12,7 @@
 #include <string>
 
 #include "casefile/case_file.h"
-#include "cli/expectations.h"
+#include "run/expectations.h"
 #include "plugin/printable_text.h"
 #include "report/console_report.h"
 #include "report/junit_report.h"

@@ -1,4 +1,4 @@
-#include "cli/dtype_probe.h"
+#include "run/dtype_probe.h"
 
 namespace attncheck {
 namespace {

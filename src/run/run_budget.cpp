@@ -1,4 +1,4 @@
-#include "cli/run_budget.h"
+#include "run/run_budget.h"
 
 #include <sstream>
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/expectations.h"
+#include "run/expectations.h"
 #include "laws/law.h"
 #include "driver/law_run.h"
 #include "report/run_report.h"

@@ -1,4 +1,4 @@
-#include "cli/shape_probe.h"
+#include "run/shape_probe.h"
 
 #include <algorithm>
 #include <numeric>

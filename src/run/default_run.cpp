@@ -1,4 +1,4 @@
-#include "cli/default_run.h"
+#include "run/default_run.h"
 
 #include "impls/builtins.h"
 

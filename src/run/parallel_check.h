@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/check_implementation.h"
-#include "cli/run_budget.h"
+#include "run/check_implementation.h"
+#include "run/run_budget.h"
 
 namespace attncheck {
 
@@ -52,7 +52,7 @@ struct CheckTarget {
   LawRunSettings settings;  // its skip_reason may ask `budget`
 };
 
-// What a progress line (progress_line.h) learns while the run goes: both optional.
+// What a progress line (cli/progress_line.h) learns while the run goes: both optional.
 struct CheckProgress {
   // With one worker only: before item (target, law) runs.
   std::function<void(std::size_t target, const Law& law)> started;

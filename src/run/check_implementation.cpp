@@ -1,4 +1,4 @@
-#include "cli/check_implementation.h"
+#include "run/check_implementation.h"
 
 #include <chrono>
 #include <ctime>

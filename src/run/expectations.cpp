@@ -1,4 +1,4 @@
-#include "cli/expectations.h"
+#include "run/expectations.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "cli/shape_flags.h"
+#include "run/shape_flags.h"
 
 #include <charconv>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "cli/worker_processes.h"
+#include "run/worker_processes.h"
 
 #include <poll.h>
 #include <sys/prctl.h>

@@ -1,4 +1,4 @@
-#include "cli/parallel_check.h"
+#include "run/parallel_check.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "cli/law_result_wire.h"
-#include "cli/worker_processes.h"
+#include "run/worker_processes.h"
 
 namespace attncheck {
 
