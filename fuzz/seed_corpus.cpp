@@ -112,8 +112,10 @@ std::vector<Seed> choose_seeds(const SeedTarget& t, int tries, std::size_t max_l
     std::string added;
     const std::size_t before = covered.size();
     for (const std::string& item : d.covers)
-      if (covered.insert(item).second && item.rfind("dtype:", 0) != 0 && added.size() < 48)
-        added += (added.empty() ? "" : "+") + seed_word(item);
+      if (covered.insert(item).second && item.rfind("dtype:", 0) != 0 && added.size() < 48) {
+        if (!added.empty()) added += '+';
+        added += seed_word(item);
+      }
     if (covered.size() == before) continue;
     bytes.resize(d.consumed);
     char index[8];

@@ -1,6 +1,8 @@
 // The RapidCheck generator of Problems: draws through sample_problem and
-// shrinks through shrink_problem (problem/generators.h), so RapidCheck,
-// libFuzzer's sampler and the benchmarks see the same distribution.
+// shrinks through shrink_problem (problem/generators.h). The fuzz targets draw
+// through the same generator, reading its choices from their bytes instead of
+// RapidCheck's random stream (problem_from_bytes, fuzz/fuzz_problems.h), and
+// the benchmarks through sample_problem: one definition of a problem for all.
 //
 // gen_shared_problem is the same generator over shared, immutable Problems
 // (run_law's): RapidCheck copies a generated value out of its shrinkable each

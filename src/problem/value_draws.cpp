@@ -1,6 +1,8 @@
 // The value families of GenOptions (value_draws.h). The order of the random
 // draws here is what every seed's problem depends on: change nothing in it
-// without re-pinning tests (properties/generator_properties_test.cpp, V1DrawsAreUnchanged).
+// without re-pinning tests (properties/generator_properties_test.cpp,
+// V1DrawsAreUnchanged and V2AndBackwardDrawsAreUnchanged). The fuzz targets'
+// families (kSpecials, kRawBits) read their own choices only when asked for.
 #include "problem/value_draws.h"
 
 #include <array>
