@@ -57,6 +57,9 @@ struct ShapeDomain {
   bool masks = true;
 };
 
+// Every member of ShapeDomain and GenOptions is listed in
+// problem/gen_options_fields.h (the sample memo's key is derived from it): a
+// member added here and not there does not compile.
 struct GenOptions {
   std::vector<DType> dtypes{DType::f32, DType::f64};
   int64_t min_batch = 1, max_batch = 3, min_heads = 1, max_heads = 3;

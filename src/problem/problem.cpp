@@ -1,9 +1,49 @@
 #include "problem/problem.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <sstream>
+#include <type_traits>
+
+#include "problem/problem_fields.h"
 
 namespace attncheck {
+
+namespace {
+
+// Doubles (alone or in a tensor) by their bits; everything else by its own ==.
+template <class T>
+bool same_value(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, double>) {
+    return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  } else {
+    return a == b;
+  }
+}
+
+}  // namespace
+
+bool Shape::operator==(const Shape& o) const {
+  bool same = true;
+  for_each_field<Shape>(
+      [&](const auto& f, int64_t a, int64_t b) {
+        if constexpr (same_member<std::remove_cvref_t<decltype(f)>::member, &Shape::kv_heads>())
+          same = same && kv_head_count() == o.kv_head_count();
+        else
+          same = same && a == b;
+      },
+      *this, o);
+  return same;
+}
+
+bool Problem::operator==(const Problem& o) const {
+  bool same = true;
+  for_each_field<Problem>([&](const auto&, const auto& a, const auto& b) { same = same && same_value(a, b); }, *this, o);
+  return same;
+}
 
 std::string_view causal_name(Causal c) {
   switch (c) {

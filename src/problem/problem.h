@@ -36,10 +36,9 @@ struct Shape {
   int64_t mask_size() const { return batch * heads * q_len * kv_len; }
   int64_t out_size() const { return batch * heads * q_len * value_dim; }
   int64_t rows() const { return batch * heads * q_len; }  // lse's size
-  bool operator==(const Shape& o) const {
-    return batch == o.batch && heads == o.heads && q_len == o.q_len && kv_len == o.kv_len &&
-           head_dim == o.head_dim && value_dim == o.value_dim && kv_head_count() == o.kv_head_count();
-  }
+  // Every member (problem_fields.h lists them), kv_heads as kv_head_count():
+  // 0 and heads are the same shape.
+  bool operator==(const Shape& o) const;
 };
 
 // Which of the axes [batch][heads][q_len] a mask or a bias varies along. An
@@ -120,6 +119,9 @@ std::string feature_list(FeatureBits bits);
 
 // One forward call, in the semantics of ABI v2 (../spec/plugin-abi-v2.md):
 // every field beyond v1 holds its neutral value unless the problem uses it.
+// Every member is listed in problem/problem_fields.h, from which its case
+// file, case hash, wires and memo keys are derived: a member added here and
+// not there does not compile.
 struct Problem {
   DType dtype = DType::f32;
   Shape shape;
@@ -158,6 +160,12 @@ struct Problem {
   // rows hold what the call sends there. Empty: a forward problem. A backward
   // problem asks for the gradients of sum(out * dout) with respect to q, k, v.
   std::vector<double> dout;
+
+  // The same call: every field (problem_fields.h lists them) equal, doubles
+  // by their bits (a NaN scale equals a NaN scale of the same bits, -0 differs
+  // from +0: a call that sends other bits is another call), the shape as
+  // Shape compares it.
+  bool operator==(const Problem& o) const;
 
   bool has_mask() const { return !mask.empty(); }
   bool has_bias() const { return !bias.empty(); }

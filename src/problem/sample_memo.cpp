@@ -8,17 +8,13 @@
 #include <unordered_map>
 #include <utility>
 
+#include "problem/gen_options_fields.h"
 #include "problem/generators.h"
+#include "problem/problem_fields.h"
 
 namespace attncheck {
 
 namespace {
-
-// A field added to GenOptions or ShapeDomain must be added to the key below
-// (a key that misses a field would hand one options' problems to another):
-// these sizes (of the 64-bit targets attncheck is built for) fail to compile until it is.
-static_assert(sizeof(void*) != 8 || sizeof(GenOptions) == 216, "a GenOptions field changed: add it to gen_options_key");
-static_assert(sizeof(void*) != 8 || sizeof(ShapeDomain) == 72, "a ShapeDomain field changed: add it to gen_options_key");
 
 class KeyWriter {
  public:
@@ -30,9 +26,19 @@ class KeyWriter {
     put(s.size());
     bytes_.append(s);
   }
-  template <class T> void put_all(const std::vector<T>& v) {
-    put(v.size());
-    for (const T& x : v) put(x);
+  // Every field of a record with a list (gen_options_fields.h), a list's
+  // length and its elements, a name's text, any other value's bytes.
+  template <class T> void put_value(const T& x) {
+    if constexpr (HasFields<T>) {
+      for_each_field<T>([this](const auto&, const auto& member) { put_value(member); }, x);
+    } else if constexpr (std::is_same_v<T, const char*>) {
+      put_text(x ? std::string_view(x) : std::string_view());
+    } else if constexpr (is_vector<T>) {
+      put(x.size());
+      for (const auto& e : x) put_value(e);
+    } else {
+      put(x);
+    }
   }
   std::string take() { return std::move(bytes_); }
 
@@ -40,10 +46,15 @@ class KeyWriter {
   std::string bytes_;
 };
 
+// What a kept problem holds: the record and every list's elements.
 std::size_t problem_bytes(const Problem& p) {
-  return sizeof p + sizeof(double) * (p.q.size() + p.k.size() + p.v.size() + p.bias.size() + p.alibi_slopes.size() +
-                                      p.sinks.size() + p.dout.size()) +
-         p.mask.size() + sizeof(int32_t) * (p.q_lens.size() + p.kv_lens.size());
+  std::size_t bytes = sizeof p;
+  for_each_field<Problem>(
+      [&](const auto&, const auto& member) {
+        if constexpr (is_vector<std::remove_cvref_t<decltype(member)>>) bytes += member.size() * sizeof(*member.data());
+      },
+      p);
+  return bytes;
 }
 
 struct Memo {
@@ -63,25 +74,7 @@ Memo& memo() {
 
 std::string gen_options_key(const GenOptions& o) {
   KeyWriter w;
-  w.put_all(o.dtypes);
-  for (int64_t x : {o.min_batch, o.max_batch, o.min_heads, o.max_heads, o.min_q_len, o.max_q_len, o.min_kv_len,
-                    o.max_kv_len, o.min_head_dim, o.max_head_dim, o.max_value_dim, o.q_len_multiple,
-                    o.kv_len_multiple})
-    w.put(x);
-  for (bool b : {o.same_dims, o.causal, o.mask, o.explicit_scale}) w.put(b);
-  w.put(o.features);
-  w.put(o.required);
-  w.put(o.families);
-  w.put(o.size_factor);
-  w.put(o.kernel_head_dim_chance);
-  w.put_all(o.head_dims);
-  w.put(o.domains.size());
-  for (const ShapeDomain& d : o.domains) {
-    w.put_text(d.name ? std::string_view(d.name) : std::string_view());
-    w.put(d.weight);
-    for (int64_t x : {d.max_batch, d.max_heads, d.min_q_len, d.max_q_len, d.min_kv_len, d.max_kv_len}) w.put(x);
-    for (bool b : {d.q_equals_kv, d.q_below_kv, d.ramped, d.masks}) w.put(b);
-  }
+  w.put_value(o);
   return w.take();
 }
 

@@ -5,8 +5,11 @@
 
 #include <cstring>
 #include <functional>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "problem/gen_options_fields.h"
 #include "problem/generators.h"
 #include "problem/sample_memo.h"
 #include "problem/transforms.h"
@@ -117,6 +120,45 @@ TEST(SampleMemo, EveryOptionIsInTheKey) {
     EXPECT_NE(gen_options_key(h), base) << "change " << i;
   }
   EXPECT_EQ(gen_options_key(GenOptions(g)), base);
+}
+
+// Another value of any option's type.
+template <class T>
+T changed(const T& x) {
+  if constexpr (std::is_same_v<T, bool>) return !x;
+  else if constexpr (std::is_same_v<T, const char*>) return x && std::string_view(x) == "other" ? "another" : "other";
+  else if constexpr (std::is_arithmetic_v<T>) return static_cast<T>(x + 1);
+  else {
+    T more = x;
+    more.push_back(typename T::value_type{});
+    return more;
+  }
+}
+
+// Walking the field lists themselves (gen_options_fields.h): every field a
+// list names, changed alone, at the top level and in a domain, changes the key.
+TEST(SampleMemo, EveryListedFieldIsInTheKey) {
+  GenOptions g = small_options();
+  g.domains = {ShapeDomain{}};
+  const std::string base = gen_options_key(g);
+  int fields = 0;
+  for_each_field<GenOptions>(
+      [&](const auto& f, const auto& value) {
+        GenOptions h = g;
+        h.*std::remove_cvref_t<decltype(f)>::member = changed(value);
+        EXPECT_NE(gen_options_key(h), base) << f.name;
+        ++fields;
+      },
+      g);
+  for_each_field<ShapeDomain>(
+      [&](const auto& f, const auto& value) {
+        GenOptions h = g;
+        h.domains[0].*std::remove_cvref_t<decltype(f)>::member = changed(value);
+        EXPECT_NE(gen_options_key(h), base) << "domains[0]." << f.name;
+        ++fields;
+      },
+      g.domains[0]);
+  EXPECT_EQ(fields, 25 + 12);
 }
 
 }  // namespace
