@@ -4,6 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "problem/problem_fields.h"
+
 namespace attncheck {
 
 namespace {
@@ -25,32 +27,18 @@ class Writer {
     pod(static_cast<uint64_t>(v.size()));
     if (!v.empty()) bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
+  // Every field of the problem's list (problem/problem_fields.h), in its
+  // order, so that a worker's counterexample (its case file, its
+  // reproduction) is the problem it failed.
   void problem(const std::optional<Problem>& p) {
     pod(static_cast<uint8_t>(p.has_value()));
     if (!p) return;
-    pod(p->dtype);
-    pod(p->shape);
-    pod(p->causal);
-    pod(p->scale);
-    list(p->q);
-    list(p->k);
-    list(p->v);
-    list(p->mask);
-    // ABI v2 and the gradients: every other field, so that a worker's
-    // counterexample (its case file, its reproduction) is the problem it failed.
-    pod(p->mask_broadcast);
-    list(p->q_lens);
-    list(p->kv_lens);
-    pod(p->window_left);
-    pod(p->window_right);
-    pod(p->softcap);
-    list(p->bias);
-    pod(p->bias_broadcast);
-    list(p->alibi_slopes);
-    list(p->sinks);
-    pod(p->lse_requested);
-    pod(p->layouts);
-    list(p->dout);
+    for_each_field<Problem>([this](const auto&, const auto& member) { value(member); }, *p);
+  }
+  template <class T>
+  void value(const T& x) {
+    if constexpr (is_vector<T>) list(x);
+    else pod(x);
   }
   std::string take() { return std::move(bytes_); }
 
@@ -92,11 +80,14 @@ class Reader {
       return true;
     }
     p.emplace();
-    return pod(p->dtype) && pod(p->shape) && pod(p->causal) && pod(p->scale) && list(p->q) && list(p->k) &&
-           list(p->v) && list(p->mask) && pod(p->mask_broadcast) && list(p->q_lens) && list(p->kv_lens) &&
-           pod(p->window_left) && pod(p->window_right) && pod(p->softcap) && list(p->bias) &&
-           pod(p->bias_broadcast) && list(p->alibi_slopes) && list(p->sinks) && pod(p->lse_requested) &&
-           pod(p->layouts) && list(p->dout);
+    bool ok = true;
+    for_each_field<Problem>([&](const auto&, auto& member) { ok = ok && value(member); }, *p);
+    return ok;
+  }
+  template <class T>
+  bool value(T& x) {
+    if constexpr (is_vector<T>) return list(x);
+    else return pod(x);
   }
   bool at_end() const { return rest_.empty(); }
 

@@ -4,13 +4,19 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
+
+#include "problem/problem_fields.h"
 
 namespace attncheck::oracle_detail {
 
 namespace {
 
-template <class T> void put(std::string& key, const T& x) { key.append(reinterpret_cast<const char*>(&x), sizeof x); }
+template <class T> void put(std::string& key, const T& x) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  key.append(reinterpret_cast<const char*>(&x), sizeof x);
+}
 template <class T> void put(std::string& key, const std::vector<T>& v) {
   put(key, v.size());
   key.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
@@ -37,30 +43,24 @@ Memo& memo() {
 
 }  // namespace
 
+// The fields of the list (problem/problem_fields.h) that the oracle reads,
+// in its order: each scalar's and record's bytes, each list's length and bytes.
 std::optional<std::string> memo_key(const Problem& p) {
-  const std::size_t tensors = (p.q.size() + p.k.size() + p.v.size() + p.bias.size()) * sizeof(double) + p.mask.size();
-  if (tensors > kMaxKeyBytes) return std::nullopt;
+  std::size_t lists = 0;
+  for_each_leaf<Problem>(
+      [&](const auto& f, const auto& x) {
+        if constexpr (is_vector<std::remove_cvref_t<decltype(x)>>)
+          if (f.attrs.oracle) lists += x.size() * sizeof(x[0]);
+      },
+      p);
+  if (lists > kMaxKeyBytes) return std::nullopt;
   std::string key;
-  key.reserve(tensors + 256);
-  const Shape& s = p.shape;
-  for (int64_t e : {s.batch, s.heads, s.q_len, s.kv_len, s.head_dim, s.value_dim, s.kv_head_count()}) put(key, e);
-  put(key, static_cast<int>(p.dtype));
-  put(key, static_cast<int>(p.causal));
-  put(key, p.scale);
-  put(key, p.window_left);
-  put(key, p.window_right);
-  put(key, p.softcap);
-  for (const Broadcast& b : {p.mask_broadcast, p.bias_broadcast})
-    put(key, static_cast<int>(b.per_batch) | static_cast<int>(b.per_head) << 1 | static_cast<int>(b.per_row) << 2);
-  put(key, p.q);
-  put(key, p.k);
-  put(key, p.v);
-  put(key, p.mask);
-  put(key, p.bias);
-  put(key, p.q_lens);
-  put(key, p.kv_lens);
-  put(key, p.alibi_slopes);
-  put(key, p.sinks);
+  key.reserve(lists + 256);
+  for_each_leaf<Problem>(
+      [&](const auto& f, const auto& x) {
+        if (f.attrs.oracle) put(key, x);
+      },
+      p);
   return key;
 }
 

@@ -8,7 +8,9 @@
 //
 // The key is every field the forward oracle reads, byte for byte (NaN
 // payloads and signed zeros included): a hit is the same problem to the
-// oracle, not a likely one. Problems whose inputs exceed kMaxKeyBytes are
+// oracle, not a likely one. Those fields are the ones the Problem's field
+// list marks `oracle` (problem/problem_fields.h), so a new field is in the
+// key unless its line says the oracle does not read it. Problems whose inputs exceed kMaxKeyBytes are
 // never kept (a long-context call costs far more in the oracle than a copy,
 // and would crowd out the rest); the memo holds at most kMaxBytes of keys and
 // results and forgets the oldest first. Thread-safe; one memo per process.

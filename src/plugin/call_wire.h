@@ -5,6 +5,12 @@
 //
 // A backward call's gradient views (attncheck_grad) travel the same way.
 //
+// Both are written from the field lists of attncheck_call_v2 and
+// attncheck_grad below (problem/field_list.h): a member the ABI gains and the
+// list lacks is a compile error at the list's static_assert, and a member in
+// the list travels without another line here. Each member takes whole 64-bit
+// words of the wire: a scalar or a pointer one, a view five (data, stride[4]).
+//
 // Example usage:
 //   parent: req.v2 = to_wire(abi_call_v2(p, layout, region.data()), region.data());
 //           req.grad = to_wire(abi_grad(p, layout, region.data()), region.data());
@@ -13,29 +19,94 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
 
 #include "attncheck/plugin_v2.h"
+#include "problem/field_list.h"
 
-namespace attncheck::host {
+namespace attncheck {
 
-struct WireView {
-  uint64_t data = 0;  // offset + 1, or 0 for NULL
-  int64_t stride[4] = {};
+template <>
+struct FieldsOf<attncheck_call_v2> {
+  static constexpr auto list = std::tuple{
+      field<&attncheck_call_v2::dtype>("dtype"),
+      field<&attncheck_call_v2::batch>("batch"),
+      field<&attncheck_call_v2::heads>("heads"),
+      field<&attncheck_call_v2::kv_heads>("kv_heads"),
+      field<&attncheck_call_v2::q_len>("q_len"),
+      field<&attncheck_call_v2::kv_len>("kv_len"),
+      field<&attncheck_call_v2::head_dim>("head_dim"),
+      field<&attncheck_call_v2::value_dim>("value_dim"),
+      field<&attncheck_call_v2::q>("q"),
+      field<&attncheck_call_v2::k>("k"),
+      field<&attncheck_call_v2::v>("v"),
+      field<&attncheck_call_v2::out>("out"),
+      field<&attncheck_call_v2::lse>("lse"),
+      field<&attncheck_call_v2::q_lens>("q_lens"),
+      field<&attncheck_call_v2::kv_lens>("kv_lens"),
+      field<&attncheck_call_v2::causal>("causal"),
+      field<&attncheck_call_v2::window_left>("window_left"),
+      field<&attncheck_call_v2::window_right>("window_right"),
+      field<&attncheck_call_v2::scale>("scale"),
+      field<&attncheck_call_v2::softcap>("softcap"),
+      field<&attncheck_call_v2::mask>("mask"),
+      field<&attncheck_call_v2::bias>("bias"),
+      field<&attncheck_call_v2::alibi_slopes>("alibi_slopes"),
+      field<&attncheck_call_v2::sinks>("sinks"),
+  };
 };
+static_assert(fields_complete<attncheck_call_v2>(), "a member of attncheck_call_v2 is missing from its field list");
 
-struct WireCallV2 {
-  int32_t dtype = 0, causal = 0;
-  int64_t batch = 0, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0, value_dim = 0;
-  WireView q, k, v, out, mask, bias;
-  uint64_t lse = 0, q_lens = 0, kv_lens = 0, alibi_slopes = 0, sinks = 0;  // offset + 1, or 0
-  int64_t window_left = -1, window_right = -1;
-  double scale = 0, softcap = 0;
+template <>
+struct FieldsOf<attncheck_grad> {
+  static constexpr auto list = std::tuple{
+      field<&attncheck_grad::dout>("dout"),
+      field<&attncheck_grad::dq>("dq"),
+      field<&attncheck_grad::dk>("dk"),
+      field<&attncheck_grad::dv>("dv"),
+  };
 };
+static_assert(fields_complete<attncheck_grad>(), "a member of attncheck_grad is missing from its field list");
 
-// attncheck_grad: dout (input), dq, dk, dv (outputs).
-struct WireGrad {
-  WireView dout, dq, dk, dv;
+namespace host {
+
+namespace wire_detail {
+
+template <class T>
+constexpr bool is_view = std::is_same_v<T, attncheck_view> || std::is_same_v<T, attncheck_out_view>;
+
+// 64-bit words a member of type T takes on the wire.
+template <class T>
+constexpr std::size_t words_of() {
+  if constexpr (is_view<T>) {
+    return 1 + 4;
+  } else {
+    static_assert(std::is_pointer_v<T> || std::is_arithmetic_v<T> || std::is_enum_v<T>,
+                  "a new kind of ABI member: say how it travels");
+    static_assert(sizeof(T) <= sizeof(uint64_t));
+    return 1;
+  }
+}
+
+template <class S>
+constexpr std::size_t words() {
+  S s{};
+  std::size_t n = 0;
+  for_each_field<S>([&](const auto&, const auto& m) { n += words_of<std::remove_cvref_t<decltype(m)>>(); }, s);
+  return n;
+}
+
+}  // namespace wire_detail
+
+// The words of one ABI record S, in its list's order.
+template <class S>
+struct Wire {
+  uint64_t word[wire_detail::words<S>()] = {};
 };
+using WireCallV2 = Wire<attncheck_call_v2>;
+using WireGrad = Wire<attncheck_grad>;
 
 inline uint64_t wire_offset(const void* p, const uint8_t* base) {
   return p ? static_cast<uint64_t>(static_cast<const uint8_t*>(p) - base) + 1 : 0;
@@ -46,98 +117,45 @@ inline T* rebased(uint64_t offset, uint8_t* base) {
   return offset ? reinterpret_cast<T*>(base + (offset - 1)) : nullptr;
 }
 
-inline WireCallV2 to_wire(const attncheck_call_v2& c, const uint8_t* base) {
-  WireCallV2 w;
-  w.dtype = static_cast<int32_t>(c.dtype);
-  w.causal = static_cast<int32_t>(c.causal);
-  w.batch = c.batch;
-  w.heads = c.heads;
-  w.kv_heads = c.kv_heads;
-  w.q_len = c.q_len;
-  w.kv_len = c.kv_len;
-  w.head_dim = c.head_dim;
-  w.value_dim = c.value_dim;
-  auto view = [base](WireView& dst, const void* data, const int64_t* stride) {
-    dst.data = wire_offset(data, base);
-    for (int a = 0; a < 4; ++a) dst.stride[a] = stride[a];
-  };
-  view(w.q, c.q.data, c.q.stride);
-  view(w.k, c.k.data, c.k.stride);
-  view(w.v, c.v.data, c.v.stride);
-  view(w.out, c.out.data, c.out.stride);
-  view(w.mask, c.mask.data, c.mask.stride);
-  view(w.bias, c.bias.data, c.bias.stride);
-  w.lse = wire_offset(c.lse, base);
-  w.q_lens = wire_offset(c.q_lens, base);
-  w.kv_lens = wire_offset(c.kv_lens, base);
-  w.alibi_slopes = wire_offset(c.alibi_slopes, base);
-  w.sinks = wire_offset(c.sinks, base);
-  w.window_left = c.window_left;
-  w.window_right = c.window_right;
-  w.scale = c.scale;
-  w.softcap = c.softcap;
+template <class S>
+inline Wire<S> to_wire(const S& c, const uint8_t* base) {
+  Wire<S> w;
+  uint64_t* at = w.word;
+  for_each_field<S>(
+      [&](const auto&, const auto& m) {
+        using T = std::remove_cvref_t<decltype(m)>;
+        if constexpr (wire_detail::is_view<T>) {
+          *at++ = wire_offset(m.data, base);
+          for (int a = 0; a < 4; ++a) *at++ = static_cast<uint64_t>(m.stride[a]);
+        } else if constexpr (std::is_pointer_v<T>) {
+          *at++ = wire_offset(m, base);
+        } else {
+          std::memcpy(at++, &m, sizeof m);  // the scalar's bits, the rest of its word 0
+        }
+      },
+      c);
   return w;
 }
 
-inline attncheck_call_v2 from_wire(const WireCallV2& w, uint8_t* base) {
-  attncheck_call_v2 c{};
-  c.dtype = static_cast<attncheck_dtype>(w.dtype);
-  c.causal = static_cast<attncheck_causal>(w.causal);
-  c.batch = w.batch;
-  c.heads = w.heads;
-  c.kv_heads = w.kv_heads;
-  c.q_len = w.q_len;
-  c.kv_len = w.kv_len;
-  c.head_dim = w.head_dim;
-  c.value_dim = w.value_dim;
-  auto view = [base](attncheck_view& dst, const WireView& src) {
-    dst.data = rebased<const uint8_t>(src.data, base);
-    for (int a = 0; a < 4; ++a) dst.stride[a] = src.stride[a];
-  };
-  view(c.q, w.q);
-  view(c.k, w.k);
-  view(c.v, w.v);
-  view(c.mask, w.mask);
-  view(c.bias, w.bias);
-  c.out.data = rebased<uint8_t>(w.out.data, base);
-  for (int a = 0; a < 4; ++a) c.out.stride[a] = w.out.stride[a];
-  c.lse = rebased<float>(w.lse, base);
-  c.q_lens = rebased<const int32_t>(w.q_lens, base);
-  c.kv_lens = rebased<const int32_t>(w.kv_lens, base);
-  c.alibi_slopes = rebased<const float>(w.alibi_slopes, base);
-  c.sinks = rebased<const float>(w.sinks, base);
-  c.window_left = w.window_left;
-  c.window_right = w.window_right;
-  c.scale = w.scale;
-  c.softcap = w.softcap;
+template <class S>
+inline S from_wire(const Wire<S>& w, uint8_t* base) {
+  S c{};
+  const uint64_t* at = w.word;
+  for_each_field<S>(
+      [&](const auto&, auto& m) {
+        using T = std::remove_cvref_t<decltype(m)>;
+        if constexpr (wire_detail::is_view<T>) {
+          m.data = rebased<std::remove_pointer_t<decltype(m.data)>>(*at++, base);
+          for (int a = 0; a < 4; ++a) m.stride[a] = static_cast<int64_t>(*at++);
+        } else if constexpr (std::is_pointer_v<T>) {
+          m = rebased<std::remove_pointer_t<T>>(*at++, base);
+        } else {
+          std::memcpy(&m, at++, sizeof m);
+        }
+      },
+      c);
   return c;
 }
 
-inline WireGrad to_wire(const attncheck_grad& g, const uint8_t* base) {
-  WireGrad w;
-  auto view = [base](WireView& dst, const void* data, const int64_t* stride) {
-    dst.data = wire_offset(data, base);
-    for (int a = 0; a < 4; ++a) dst.stride[a] = stride[a];
-  };
-  view(w.dout, g.dout.data, g.dout.stride);
-  view(w.dq, g.dq.data, g.dq.stride);
-  view(w.dk, g.dk.data, g.dk.stride);
-  view(w.dv, g.dv.data, g.dv.stride);
-  return w;
-}
-
-inline attncheck_grad from_wire(const WireGrad& w, uint8_t* base) {
-  attncheck_grad g{};
-  g.dout.data = rebased<const uint8_t>(w.dout.data, base);
-  for (int a = 0; a < 4; ++a) g.dout.stride[a] = w.dout.stride[a];
-  auto out = [base](attncheck_out_view& dst, const WireView& src) {
-    dst.data = rebased<uint8_t>(src.data, base);
-    for (int a = 0; a < 4; ++a) dst.stride[a] = src.stride[a];
-  };
-  out(g.dq, w.dq);
-  out(g.dk, w.dk);
-  out(g.dv, w.dv);
-  return g;
-}
-
-}  // namespace attncheck::host
+}  // namespace host
+}  // namespace attncheck

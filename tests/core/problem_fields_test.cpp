@@ -1,0 +1,206 @@
+// The field list of a Problem (problem/problem_fields.h) and what is derived
+// from it: Problem::operator== compares every field (doubles by their bits),
+// and the --jobs result wire, the host's call wire, the oracle memo's key and
+// the case hash each take every field they should, checked by walking the
+// list itself (a field added to the list is checked without a line here),
+// and by round trips of whole values over drawn problems with every feature.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "casefile/case_hash.h"
+#include "cli/law_result_wire.h"
+#include "oracle/oracle_memo.h"
+#include "plugin/call_wire.h"
+#include "problem/call_layout.h"
+#include "problem/generators.h"
+#include "problem/problem_fields.h"
+
+namespace attncheck {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double sign_flipped(double x) { return std::bit_cast<double>(std::bit_cast<uint64_t>(x) ^ (uint64_t{1} << 63)); }
+
+// Another value of a field of any type a Problem holds (the same size where
+// the type allows, so that only the value differs).
+template <class T>
+T changed(const T& x) {
+  if constexpr (std::is_same_v<T, double>) return sign_flipped(x);
+  else if constexpr (std::is_same_v<T, bool>) return !x;
+  else if constexpr (std::is_same_v<T, int64_t>) return x + 1;
+  else if constexpr (std::is_same_v<T, DType>) return x == DType::f32 ? DType::f64 : DType::f32;
+  else if constexpr (std::is_same_v<T, Causal>) return x == Causal::none ? Causal::top_left : Causal::none;
+  else if constexpr (std::is_same_v<T, Shape>) return Shape{x.batch + 1, x.heads, x.q_len, x.kv_len, x.head_dim, x.value_dim, x.kv_heads};
+  else if constexpr (std::is_same_v<T, Broadcast>) return Broadcast{!x.per_batch, x.per_head, x.per_row};
+  else if constexpr (std::is_same_v<T, ViewLayouts>) {
+    T y = x;
+    y.dq.gap[1] += 1;  // a gradient view: a field of the layouts' own `since`
+    return y;
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    T y = x;
+    if (y.empty()) y.push_back(0.5);
+    else y[0] = sign_flipped(y[0]);
+    return y;
+  } else {
+    T y = x;
+    if (y.empty()) y.push_back(1);
+    else y[0] = static_cast<typename T::value_type>(y[0] ^ 1);
+    return y;
+  }
+}
+
+GenOptions every_feature() {
+  GenOptions g;
+  g.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
+  g.features = kEveryFeature;
+  g.max_q_len = g.max_kv_len = g.max_head_dim = g.max_value_dim = 12;
+  return g;
+}
+
+std::vector<Problem> drawn(int n) {
+  std::vector<Problem> ps;
+  for (int seed = 1; seed <= n; ++seed) ps.push_back(sample_problem(every_feature(), 1000 + seed, seed % 101));
+  return ps;
+}
+
+// A backward problem that uses every feature, so that each field is live.
+Problem busy_problem() {
+  GenOptions g = every_feature();
+  g.required = kEveryFeature & ~ATTNCHECK_FEATURE_STRIDES;
+  for (uint64_t seed = 1;; ++seed) {
+    Problem p = sample_problem(g, seed, 60);
+    if ((p.features() | ATTNCHECK_FEATURE_STRIDES) == kEveryFeature && p.has_mask() && p.has_bias()) return p;
+  }
+}
+
+TEST(ProblemEquality, DoublesCompareByTheirBits) {
+  const Problem p = make_problem(DType::f32, Shape{1, 1, 1, 1, 1, 1});  // scale NaN: the default
+  Problem q = p;
+  EXPECT_EQ(p, q);
+  q.scale = kNaN;
+  EXPECT_EQ(p, q);  // the same NaN
+  q.scale = -kNaN;
+  EXPECT_NE(p, q);  // another call: it sends other bits
+  Problem zero = p, minus_zero = p;
+  zero.q = {0.0};
+  minus_zero.q = {-0.0};
+  EXPECT_NE(zero, minus_zero);
+  // kv_heads 0 means "as many as heads": the same shape, the same call.
+  Problem implicit = p;
+  implicit.shape.kv_heads = 0;
+  EXPECT_EQ(implicit, p);
+}
+
+// Each field of the list, changed alone, makes another problem; the oracle
+// memo's key changes exactly for the fields the oracle reads; the case hash
+// for every field the problem's file holds.
+TEST(ProblemFields, EachFieldCountsWhereItShould) {
+  const Problem p = busy_problem();
+  ASSERT_EQ(p.inconsistency(), "");
+  const auto key = oracle_detail::memo_key(p);
+  ASSERT_TRUE(key.has_value());
+  CaseRecord rec;
+  rec.law = "matches_oracle";
+  rec.problem = p;
+  const uint64_t hash = case_content_hash(rec);
+  int fields = 0;
+  for_each_field<Problem>(
+      [&](const auto& f, const auto& value) {
+        Problem c = p;
+        c.*std::remove_cvref_t<decltype(f)>::member = changed(value);
+        SCOPED_TRACE(f.name);
+        EXPECT_NE(c, p);
+        EXPECT_EQ(oracle_detail::memo_key(c) != key, f.attrs.oracle);
+        CaseRecord changed_rec = rec;
+        changed_rec.problem = c;
+        EXPECT_NE(case_content_hash(changed_rec), hash);
+        ++fields;
+      },
+      p);
+  EXPECT_EQ(fields, 21);
+}
+
+TEST(ProblemFields, LawResultWireRoundTripsWholeProblems) {
+  std::vector<Problem> ps = drawn(300);
+  Problem odd = busy_problem();
+  odd.scale = -kNaN;
+  odd.q[0] = -0.0;
+  ps.push_back(odd);
+  int backward = 0, v2 = 0;
+  for (std::size_t i = 0; i + 1 < ps.size(); i += 2) {
+    LawResult l;
+    l.run.law = "matches_oracle";
+    l.run.counterexample = ps[i];
+    l.run.fault_case = ps[i + 1];
+    LawResult back;
+    ASSERT_TRUE(decode_law_result(encode_law_result(l), back));
+    ASSERT_TRUE(back.run.counterexample && back.run.fault_case);
+    EXPECT_EQ(*back.run.counterexample, ps[i]) << ps[i].header();
+    EXPECT_EQ(*back.run.fault_case, ps[i + 1]) << ps[i + 1].header();
+    backward += ps[i].is_backward();
+    v2 += (ps[i].features() & ~kV1Features) != 0;
+  }
+  EXPECT_GT(backward, 10);
+  EXPECT_GT(v2, 100);
+}
+
+// Every member of an ABI record, compared through its field list.
+template <class S>
+bool same_call(const S& a, const S& b) {
+  bool same = true;
+  for_each_field<S>(
+      [&](const auto&, const auto& x, const auto& y) {
+        using T = std::remove_cvref_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, attncheck_view> || std::is_same_v<T, attncheck_out_view>)
+          same = same && x.data == y.data && std::memcmp(x.stride, y.stride, sizeof x.stride) == 0;
+        else if constexpr (std::is_floating_point_v<T>)
+          same = same && std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
+        else
+          same = same && x == y;
+      },
+      a, b);
+  return same;
+}
+
+TEST(ProblemFields, CallWireRoundTripsWholeCalls) {
+  int with_grad = 0;
+  for (const Problem& p : drawn(200)) {
+    const CallLayout layout = layout_for(p, 2);
+    std::vector<uint8_t> region(layout.total + 64);
+    // The child maps the region elsewhere: the call rebased there is the call
+    // made there, and back at the parent's address it is the parent's call.
+    std::vector<uint8_t> child(layout.total + 64);
+    const attncheck_call_v2 call = abi_call_v2(p, layout, region.data());
+    const host::WireCallV2 w = host::to_wire(call, region.data());
+    EXPECT_TRUE(same_call(host::from_wire(w, region.data()), call)) << p.header();
+    const attncheck_call_v2 there = host::from_wire(w, child.data());
+    EXPECT_EQ(static_cast<const uint8_t*>(there.q.data) - child.data(),
+              static_cast<const uint8_t*>(call.q.data) - region.data());
+    EXPECT_TRUE(same_call(host::from_wire(host::to_wire(there, child.data()), region.data()), call));
+    if (p.is_backward()) {
+      const attncheck_grad grad = abi_grad(p, layout, region.data());
+      EXPECT_TRUE(same_call(host::from_wire(host::to_wire(grad, region.data()), region.data()), grad));
+      ++with_grad;
+    }
+  }
+  EXPECT_GT(with_grad, 10);
+}
+
+// The key is the same for equal problems, and for problems that differ only
+// in what the oracle does not read.
+TEST(ProblemFields, OracleMemoKeyOfEqualProblemsIsEqual) {
+  for (const Problem& p : drawn(100)) {
+    const Problem copy = p;
+    ASSERT_EQ(copy, p);
+    EXPECT_EQ(oracle_detail::memo_key(copy), oracle_detail::memo_key(p));
+  }
+}
+
+}  // namespace
+}  // namespace attncheck
