@@ -3,9 +3,12 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
+#include <type_traits>
 
 #include "casefile/case_json_v2.h"
 #include "problem/fnv1a.h"
+#include "problem/problem_fields.h"
 
 namespace attncheck {
 namespace {
@@ -21,60 +24,64 @@ struct CaseHash : Fnv1a {
   }
 };
 
+// One value as the hash has always fed it: integers, enums and flags as 64
+// bits, doubles by their bits (NaN by its sign), a list as its length and its
+// elements (a mask's as bytes 0/1), a Broadcast as three bits, a layout as its
+// order and its gaps.
+void feed(CaseHash& f, const auto& x) {
+  using T = std::remove_cvref_t<decltype(x)>;
+  if constexpr (std::is_same_v<T, double>) {
+    f.real(x);
+  } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
+    f.u64(x.size());
+    for (uint8_t m : x) {
+      const unsigned char b = m ? 1 : 0;
+      f.bytes(&b, 1);
+    }
+  } else if constexpr (is_vector<T>) {
+    f.u64(x.size());
+    for (const auto& e : x) feed(f, e);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    f.u64(x ? 1 : 0);
+  } else if constexpr (std::is_same_v<T, Broadcast>) {
+    uint64_t bits = 0, bit = 1;
+    for_each_field<Broadcast>([&](const auto&, bool flag) { bits |= flag ? bit : 0; bit <<= 1; }, x);
+    f.u64(bits);
+  } else if constexpr (std::is_same_v<T, TensorLayout>) {
+    for_each_field<TensorLayout>([&](const auto&, const auto& axes) { for (auto a : axes) f.i64(a); }, x);
+  } else {
+    static_assert(std::is_integral_v<T> || std::is_enum_v<T>, "a new kind of field: say how the case hash feeds it");
+    f.i64(static_cast<int64_t>(x));
+  }
+}
+
+// The leaves of `since` (problem/problem_fields.h), in the order of their `hash` places.
+void feed_fields(CaseHash& f, const Problem& p, Since since) {
+  constexpr int places = std::tuple_size_v<decltype(FieldsOf<Problem>::list)>;
+  for (int place = 0; place < places; ++place)
+    for_each_leaf<Problem>(
+        [&](const auto& field, const auto& x) {
+          if (field.attrs.hash == place && field.attrs.since == since) feed(f, x);
+        },
+        p);
+}
+
 }  // namespace
 
 uint64_t case_content_hash(const CaseRecord& rec) {
   const Problem& p = rec.problem;
   CaseHash f;
   f.str(rec.law);
-  f.i64(static_cast<int64_t>(p.dtype));
-  for (int64_t e : {p.shape.batch, p.shape.heads, p.shape.q_len, p.shape.kv_len, p.shape.head_dim,
-                    p.shape.value_dim})
-    f.i64(e);
-  f.i64(static_cast<int64_t>(p.causal));
-  f.real(p.scale);
-  for (const auto* t : {&p.q, &p.k, &p.v}) {
-    f.u64(t->size());
-    for (double x : *t) f.real(x);
-  }
-  f.u64(p.mask.size());
-  for (uint8_t m : p.mask) {
-    const unsigned char b = m ? 1 : 0;
-    f.bytes(&b, 1);
-  }
+  feed_fields(f, p, Since::v1);
   // The fields of schema 2, only for a problem that needs it: the hash (and
   // so the file name) of every v1 case stays what it was.
   if (needs_schema_2(p)) {
     f.u64(2);
-    f.i64(p.shape.kv_head_count());
-    auto broadcast = [&f](const Broadcast& b) { f.u64((b.per_batch ? 1u : 0u) | (b.per_head ? 2u : 0u) | (b.per_row ? 4u : 0u)); };
-    broadcast(p.mask_broadcast);
-    broadcast(p.bias_broadcast);
-    for (const auto* t : {&p.bias, &p.alibi_slopes, &p.sinks}) {
-      f.u64(t->size());
-      for (double x : *t) f.real(x);
-    }
-    for (const auto* lens : {&p.q_lens, &p.kv_lens}) {
-      f.u64(lens->size());
-      for (int32_t n : *lens) f.i64(n);
-    }
-    f.i64(p.window_left);
-    f.i64(p.window_right);
-    f.real(p.softcap);
-    f.u64(p.lse_requested ? 1 : 0);
-    for (const TensorLayout* l : {&p.layouts.q, &p.layouts.k, &p.layouts.v, &p.layouts.out}) {
-      for (uint8_t a : l->order) f.u64(a);
-      for (int64_t g : l->gap) f.i64(g);
-    }
+    feed_fields(f, p, Since::v2);
     // A backward problem's own fields, only for one: every forward case keeps its hash.
     if (p.is_backward()) {
       f.u64(kBackwardFeature);  // the gradient fields follow
-      f.u64(p.dout.size());
-      for (double x : p.dout) f.real(x);
-      for (const TensorLayout* l : {&p.layouts.dout, &p.layouts.dq, &p.layouts.dk, &p.layouts.dv}) {
-        for (uint8_t a : l->order) f.u64(a);
-        for (int64_t g : l->gap) f.i64(g);
-      }
+      feed_fields(f, p, Since::backward);
     }
   }
   return f.value;

@@ -16,7 +16,9 @@ namespace attncheck {
 // 64-bit FNV-1a over the law name and the problem's bytes: dtype, shape,
 // causal rule, scale, every element of q, k, v (IEEE bits; a NaN counts by its
 // sign only, as the file keeps it) and the mask (as 0/1); for a problem that
-// needs schema 2, every v2 field after them (v1 hashes are unchanged).
+// needs schema 2, every v2 field after them (v1 hashes are unchanged). The
+// fields and their order are the Problem's field list's (`since` and `hash`,
+// problem/problem_fields.h); tests/casefile/golden pins the values.
 uint64_t case_content_hash(const CaseRecord& rec);
 
 // "<law>-<16 hex digits of the content hash>.json"; characters of the law

@@ -1,13 +1,18 @@
 // Schema 2 of case files: the ABI v2 fields of a Problem (case_json_v2.h).
-// Written in full (every field, neutral ones too, so a file documents itself);
-// read with every field optional (a hand-written case gives what it uses), and
-// checked as case_json.cpp checks the rest: sizes before allocation, values
+// Written in full by case_json_problem.cpp from the field list (every field,
+// neutral ones too, so a file documents itself); read with every field
+// optional (a hand-written case gives what it uses), and checked as case_json.cpp checks the rest: sizes before allocation, values
 // in range, each refusal naming the field.
 #include "casefile/case_json_v2.h"
 
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <type_traits>
+
+#include "casefile/case_json_problem.h"
+#include "casefile/float_text.h"
+#include "problem/problem_fields.h"
 
 namespace attncheck {
 
@@ -16,43 +21,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kAxisNames[3] = {"batch", "head", "row"};
-
-// The schema-2 keys of "problem", for refusing them in a schema-1 file.
-constexpr const char* kSchema2Keys[] = {"kv_heads", "mask_broadcast", "bias", "bias_broadcast", "q_lens",
-                                        "kv_lens", "window_left", "window_right", "softcap", "alibi_slopes",
-                                        "sinks", "lse_requested", "layouts", "dout"};
-
-void write_floats(std::ostringstream& os, const std::vector<double>& t, int64_t cols) {
-  os << "[";
-  const bool rows = cols > 0 && !t.empty() && t.size() % static_cast<std::size_t>(cols) == 0;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (i == 0 || (rows && i % static_cast<std::size_t>(cols) == 0)) os << (i ? ",\n      " : "\n      ");
-    else os << ", ";
-    os << '"' << exact_float_text(t[i]) << '"';
-  }
-  os << (t.empty() ? "]" : "\n    ]");
-}
-
-void write_broadcast(std::ostringstream& os, const Broadcast& b) {
-  auto flag = [](bool x) { return x ? "true" : "false"; };
-  os << "{\"per_batch\": " << flag(b.per_batch) << ", \"per_head\": " << flag(b.per_head)
-     << ", \"per_row\": " << flag(b.per_row) << "}";
-}
-
-void write_lens(std::ostringstream& os, const std::vector<int32_t>& lens) {
-  if (lens.empty()) { os << "null"; return; }
-  os << "[";
-  for (std::size_t b = 0; b < lens.size(); ++b) os << (b ? ", " : "") << lens[b];
-  os << "]";
-}
-
-void write_layout(std::ostringstream& os, const TensorLayout& l) {
-  os << "{\"order\": [";
-  for (int k = 0; k < 3; ++k) os << (k ? ", " : "") << '"' << kAxisNames[l.order[k]] << '"';
-  os << "], \"gap\": {";
-  for (int a = 0; a < 3; ++a) os << (a ? ", " : "") << '"' << kAxisNames[a] << "\": " << l.gap[a];
-  os << "}}";
-}
 
 // A per-head vector of float values (ALiBi slopes, sinks).
 std::vector<double> read_per_head(const CaseReader& r, const json& pj, const char* key, int64_t heads) {
@@ -128,48 +96,6 @@ bool needs_schema_2(const Problem& p) {
   return (p.features() & ~kV1Features) != 0 || (p.has_mask() && !p.mask_broadcast.full());
 }
 
-void write_kv_heads(std::ostringstream& os, const Problem& p) {
-  os << "    \"kv_heads\": " << p.shape.kv_head_count() << ",\n";
-}
-
-void write_schema2_fields(std::ostringstream& os, const Problem& p) {
-  const Shape& s = p.shape;
-  os << "    \"mask_broadcast\": ";
-  write_broadcast(os, p.mask_broadcast);
-  os << ",\n    \"bias\": ";
-  if (p.has_bias()) write_floats(os, p.bias, s.kv_len);
-  else os << "null";
-  os << ",\n    \"bias_broadcast\": ";
-  write_broadcast(os, p.bias_broadcast);
-  os << ",\n    \"q_lens\": ";
-  write_lens(os, p.q_lens);
-  os << ",\n    \"kv_lens\": ";
-  write_lens(os, p.kv_lens);
-  os << ",\n    \"window_left\": " << p.window_left << ",\n    \"window_right\": " << p.window_right
-     << ",\n    \"softcap\": " << json(p.softcap).dump();
-  for (auto [key, values] : {std::pair{"alibi_slopes", &p.alibi_slopes}, std::pair{"sinks", &p.sinks}}) {
-    os << ",\n    \"" << key << "\": ";
-    if (values->empty()) os << "null";
-    else write_floats(os, *values, 0);
-  }
-  os << ",\n    \"lse_requested\": " << (p.lse_requested ? "true" : "false") << ",\n    \"layouts\": {";
-  const std::pair<const char*, const TensorLayout*> views[] = {
-      {"q", &p.layouts.q},       {"k", &p.layouts.k},   {"v", &p.layouts.v},   {"out", &p.layouts.out},
-      {"dout", &p.layouts.dout}, {"dq", &p.layouts.dq}, {"dk", &p.layouts.dk}, {"dv", &p.layouts.dv}};
-  // The gradient views only in a backward problem's file: a forward problem's
-  // file is what it was before gradients existed.
-  const std::size_t count = p.is_backward() ? 8 : 4;
-  for (std::size_t i = 0; i < count; ++i) {
-    os << (i ? ",\n      \"" : "\n      \"") << views[i].first << "\": ";
-    write_layout(os, *views[i].second);
-  }
-  os << "\n    }";
-  if (p.is_backward()) {
-    os << ",\n    \"dout\": ";
-    write_floats(os, p.dout, s.value_dim);
-  }
-}
-
 int64_t read_kv_heads(const CaseReader& r, const json& pj, const Shape& s) {
   const json* j = r.optional(pj, "kv_heads");
   if (!j) return s.heads;
@@ -185,61 +111,168 @@ Broadcast read_broadcast(const CaseReader& r, const json& pj, const char* key) {
   if (!j) return b;
   const std::string field = std::string("problem.") + key;
   if (!j->is_object()) r.fail(field + " must be an object {\"per_batch\": bool, \"per_head\": bool, \"per_row\": bool}");
-  for (auto [name, flag] : {std::pair{"per_batch", &b.per_batch}, std::pair{"per_head", &b.per_head},
-                            std::pair{"per_row", &b.per_row}})
-    if (const json* x = r.optional(*j, name)) *flag = r.boolean(*x, field + "." + name);
+  for_each_field<Broadcast>(
+      [&](const auto& f, bool& flag) {
+        if (const json* x = r.optional(*j, f.name)) flag = r.boolean(*x, field + "." + f.name);
+      },
+      b);
   return b;
 }
 
-void read_schema2_fields(const CaseReader& r, const json& pj, Problem& p) {
-  const Shape& s = p.shape;
-  p.bias_broadcast = read_broadcast(r, pj, "bias_broadcast");
-  if (const json* bias = r.optional(pj, "bias")) {
-    // Sized by the broadcast: at most batch * heads * q_len * kv_len, checked already.
-    p.bias = r.floats(*bias, "problem.bias", p.bias_broadcast.size(s), p.dtype);
-    for (std::size_t i = 0; i < p.bias.size(); ++i)
-      if (p.bias[i] == std::numeric_limits<double>::infinity())
-        r.fail("problem.bias[" + std::to_string(i) + "] is +inf (only -inf, which hides a key, is allowed)");
+namespace {
+
+// The scale: a number, a float's text, or "default" (NaN, as Problem holds it).
+double read_scale(const CaseReader& r, const json& pj) {
+  const json& scale = r.member(pj, "problem.", "scale");
+  if (scale.is_number()) return scale.get<double>();
+  if (!scale.is_string()) r.fail("problem.scale must be a number or \"default\", got " + shown(scale));
+  if (scale.get_ref<const std::string&>() == "default") return std::numeric_limits<double>::quiet_NaN();
+  const auto x = parse_float_text(scale.get_ref<const std::string&>());
+  if (!x || std::isnan(*x)) r.fail("problem.scale = " + shown(scale) + " is not a number or \"default\"");
+  return *x;
+}
+
+double read_softcap(const CaseReader& r, const json& pj) {
+  const json* cap = r.optional(pj, "softcap");
+  if (!cap) return 0;
+  const double c = r.number(*cap, "problem.softcap");
+  if (!(c == 0 || (std::isfinite(c) && c > 0)))
+    r.fail("problem.softcap = " + shown(*cap) + " must be 0 (none) or finite and positive");
+  return c;
+}
+
+// The mask: a string of '0'/'1' of the length its broadcast gives, or null.
+std::vector<uint8_t> read_mask(const CaseReader& r, const json& pj, const Problem& p, int64_t want) {
+  const json* mask = r.optional(pj, "mask");
+  if (!mask) return {};
+  if (!mask->is_string()) r.fail("problem.mask must be a string of '0'/'1' or null");
+  const std::string& m = mask->get_ref<const std::string&>();
+  if (static_cast<int64_t>(m.size()) != want)
+    r.fail("problem.mask holds " + std::to_string(m.size()) + " characters but the shape " +
+           (p.mask_broadcast.full() ? "needs " : "and mask_broadcast need ") + std::to_string(want));
+  std::vector<uint8_t> bits;
+  bits.reserve(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    if (m[i] != '0' && m[i] != '1') r.fail("problem.mask[" + std::to_string(i) + "] is not '0' or '1'");
+    bits.push_back(m[i] == '1' ? 1 : 0);
   }
-  p.q_lens = read_lens(r, pj, "q_lens", s.batch, s.q_len);
-  p.kv_lens = read_lens(r, pj, "kv_lens", s.batch, s.kv_len);
-  p.window_left = read_window(r, pj, "window_left");
-  p.window_right = read_window(r, pj, "window_right");
-  if (const json* cap = r.optional(pj, "softcap")) {
-    p.softcap = r.number(*cap, "problem.softcap");
-    if (!(p.softcap == 0 || (std::isfinite(p.softcap) && p.softcap > 0)))
-      r.fail("problem.softcap = " + shown(*cap) + " must be 0 (none) or finite and positive");
-  }
-  p.alibi_slopes = read_per_head(r, pj, "alibi_slopes", s.heads);
-  p.sinks = read_per_head(r, pj, "sinks", s.heads);
-  if (const json* lse = r.optional(pj, "lse_requested")) p.lse_requested = r.boolean(*lse, "problem.lse_requested");
-  // A backward problem: dout has out's shape [batch][heads][q_len][value_dim]
-  // (its size was checked with out's before anything was read).
-  if (const json* dout = r.optional(pj, "dout")) p.dout = r.floats(*dout, "problem.dout", s.out_size(), p.dtype);
-  if (const json* layouts = r.optional(pj, "layouts")) {
-    if (!layouts->is_object()) r.fail("problem.layouts must be an object with q, k, v, out (and dout, dq, dk, dv)");
-    const int64_t kvh = s.kv_head_count();
-    const std::array<int64_t, 4> q_shape{s.batch, s.heads, s.q_len, s.head_dim},
-        k_shape{s.batch, kvh, s.kv_len, s.head_dim}, v_shape{s.batch, kvh, s.kv_len, s.value_dim},
-        out_shape{s.batch, s.heads, s.q_len, s.value_dim};
-    const std::tuple<const char*, TensorLayout*, std::array<int64_t, 4>, bool> views[] = {
-        {"q", &p.layouts.q, q_shape, false},          {"k", &p.layouts.k, k_shape, false},
-        {"v", &p.layouts.v, v_shape, false},          {"out", &p.layouts.out, out_shape, false},
-        {"dout", &p.layouts.dout, out_shape, true},   {"dq", &p.layouts.dq, q_shape, true},
-        {"dk", &p.layouts.dk, k_shape, true},         {"dv", &p.layouts.dv, v_shape, true}};
-    for (const auto& [name, layout, extents, gradient] : views)
-      if (const json* l = r.optional(*layouts, name)) {
-        const std::string field = std::string("problem.layouts.") + name;
-        if (gradient && !p.is_backward())
+  return bits;
+}
+
+// The extents, each required and within the limits (kv_heads: schema 2's,
+// absent meaning heads), then every tensor the call involves checked against
+// the limit before any allocation.
+void read_shape(const CaseReader& r, const json& pj, Shape& s, Since level) {
+  for_each_field<Shape>(
+      [&](const auto& f, int64_t& extent) {
+        if (f.attrs.since > level) return;
+        if constexpr (same_member<std::remove_cvref_t<decltype(f)>::member, &Shape::kv_heads>())
+          extent = read_kv_heads(r, pj, s);  // after heads, which it divides
+        else
+          extent = r.extent(pj, f.name);
+      },
+      s);
+  if (level == Since::v1) refuse_schema2_fields(r, pj);
+  r.check_product("q", {s.batch, s.heads, s.q_len, s.head_dim});
+  r.check_product("k", {s.batch, s.kv_head_count(), s.kv_len, s.head_dim});
+  r.check_product("v", {s.batch, s.kv_head_count(), s.kv_len, s.value_dim});
+  r.check_product("out", {s.batch, s.heads, s.q_len, s.value_dim});
+  r.check_product("the logits (and mask)", {s.batch, s.heads, s.q_len, s.kv_len});
+}
+
+// The views given (each optional: absent is dense); a gradient view only in
+// a backward problem's file (one with a dout).
+ViewLayouts read_layouts(const CaseReader& r, const json& pj, const Shape& s) {
+  ViewLayouts views;
+  const json* layouts = r.optional(pj, "layouts");
+  if (!layouts) return views;
+  if (!layouts->is_object()) r.fail("problem.layouts must be an object with q, k, v, out (and dout, dq, dk, dv)");
+  for_each_field<ViewLayouts>(
+      [&](const auto& f, TensorLayout& layout) {
+        const json* l = r.optional(*layouts, f.name);
+        if (!l) return;
+        const std::string field = std::string("problem.layouts.") + f.name;
+        if (f.attrs.since == Since::backward && !r.optional(pj, "dout"))
           r.fail(field + " is given but problem.dout is not (only a backward problem has gradient views)");
-        *layout = read_layout(r, *l, field, extents);
-      }
+        layout = read_layout(r, *l, field, f.attrs.extents(s));
+      },
+      views);
+  return views;
+}
+
+// One field of the list (problem/problem_fields.h). A field of a kind no
+// step below reads is a compile error: say how a case file gives it.
+template <class F, class T>
+void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& p, Since level) {
+  constexpr auto m = F::member;
+  const std::string field = std::string("problem.") + f.name;
+  if constexpr (std::is_same_v<T, DType>) {
+    const std::string name = r.string(pj, "problem.", f.name, true);
+    const auto dt = dtype_from_name(name);
+    if (!dt) r.fail(field + " \"" + name + "\" is not one of " + dtype_names());
+    x = *dt;
+  } else if constexpr (std::is_same_v<T, Shape>) {
+    read_shape(r, pj, x, level);
+  } else if constexpr (std::is_same_v<T, Causal>) {
+    const std::string name = r.string(pj, "problem.", f.name, true);
+    if (name == "none") x = Causal::none;
+    else if (name == "top_left") x = Causal::top_left;
+    else if (name == "bottom_right") x = Causal::bottom_right;
+    else r.fail(field + " \"" + name + "\" is not one of none, top_left, bottom_right");
+  } else if constexpr (same_member<m, &Problem::scale>()) {
+    x = read_scale(r, pj);
+  } else if constexpr (same_member<m, &Problem::softcap>()) {
+    x = read_softcap(r, pj);
+  } else if constexpr (same_member<m, &Problem::window_left>() || same_member<m, &Problem::window_right>()) {
+    x = read_window(r, pj, f.name);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (const json* j = r.optional(pj, f.name)) x = r.boolean(*j, field);
+  } else if constexpr (std::is_same_v<T, Broadcast>) {
+    x = read_broadcast(r, pj, f.name);
+  } else if constexpr (std::is_same_v<T, ViewLayouts>) {
+    x = read_layouts(r, pj, p.shape);
+  } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
+    x = read_mask(r, pj, p, f.attrs.size(p));
+  } else if constexpr (same_member<m, &Problem::q_lens>()) {
+    x = read_lens(r, pj, f.name, p.shape.batch, p.shape.q_len);
+  } else if constexpr (same_member<m, &Problem::kv_lens>()) {
+    x = read_lens(r, pj, f.name, p.shape.batch, p.shape.kv_len);
+  } else if constexpr (same_member<m, &Problem::alibi_slopes>() || same_member<m, &Problem::sinks>()) {
+    x = read_per_head(r, pj, f.name, f.attrs.size(p));
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    // A tensor of the problem's dtype, sized by the shape (and its broadcast):
+    // schema 1's (q, k, v) required, the later ones optional.
+    const json* j = f.attrs.since == Since::v1 ? &r.member(pj, "problem.", f.name) : r.optional(pj, f.name);
+    if (!j) return;
+    x = r.floats(*j, field, f.attrs.size(p), p.dtype);
+    if constexpr (same_member<m, &Problem::bias>())
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (x[i] == std::numeric_limits<double>::infinity())
+          r.fail(field + "[" + std::to_string(i) + "] is +inf (only -inf, which hides a key, is allowed)");
+  } else {
+    static_assert(!sizeof(T), "a new field: say how a case file gives it");
   }
 }
 
+}  // namespace
+
+void read_problem_json(const CaseReader& r, const json& pj, int schema_version, Problem& p) {
+  const Since level = schema_version == 1 ? Since::v1 : Since::backward;
+  // Every field that is not a list first, in the list's order: the lists'
+  // lengths are read from them (the shape, the broadcasts).
+  for (const bool lists : {false, true})
+    for_each_field<Problem>(
+        [&](const auto& f, auto& x) {
+          if (f.attrs.since > level || is_vector<std::remove_cvref_t<decltype(x)>> != lists) return;
+          read_field(f, x, r, pj, p, level);
+        },
+        p);
+}
+
 void refuse_schema2_fields(const CaseReader& r, const json& pj) {
-  for (const char* key : kSchema2Keys)
-    if (pj.contains(key)) r.fail(std::string("problem.") + key + " needs schema_version 2 (this file says 1)");
+  static const std::vector<std::string> keys = schema2_keys();  // the list's, in its order
+  for (const std::string& key : keys)
+    if (pj.contains(key)) r.fail("problem." + key + " needs schema_version 2 (this file says 1)");
 }
 
 }  // namespace attncheck

@@ -3,8 +3,10 @@
 // is written as schema 1, byte for byte as before schema 2 existed, so saved
 // cases, their names and their hashes do not change.
 //
-// Example usage (inside case_to_json / case_from_json):
-//   if (needs_schema_2(p)) write_schema2_fields(os, p);
+// The writer of every field is case_json_problem.h (from the field list).
+//
+// Example usage (inside case_from_json):
+//   if (rec.schema_version == 1) refuse_schema2_fields(r, problem_json);
 //   p.shape.kv_heads = read_kv_heads(r, problem_json, p.shape);
 #pragma once
 
@@ -19,20 +21,16 @@ namespace attncheck {
 // p uses a field schema 1 cannot hold: a v2 feature, or a broadcast mask.
 bool needs_schema_2(const Problem& p);
 
-// "    \"kv_heads\": 2,\n": written after "heads".
-void write_kv_heads(std::ostringstream& os, const Problem& p);
-// Every other schema-2 field, one "    \"key\": value" line each, each line
-// but the last followed by ",\n" (the caller ends the last).
-void write_schema2_fields(std::ostringstream& os, const Problem& p);
-
 // problem.kv_heads: absent means heads; else it must divide heads.
 int64_t read_kv_heads(const CaseReader& r, const nlohmann::json& problem, const Shape& s);
 // problem.mask_broadcast (absent: full), needed before the mask is sized.
 Broadcast read_broadcast(const CaseReader& r, const nlohmann::json& problem, const char* key);
-// Every other schema-2 field, each optional (absent or null: its neutral
-// value), each validated before it is allocated. p's shape, dtype and tensors
-// are read already.
-void read_schema2_fields(const CaseReader& r, const nlohmann::json& problem, Problem& p);
+// Every field of "problem" (the list's, problem/problem_fields.h): those of
+// schema 1 required but the mask, the later ones optional (absent or null:
+// the neutral value), each validated before it is allocated, each refusal
+// naming the field. Every field that is not a list is read before the lists,
+// whose lengths it gives.
+void read_problem_json(const CaseReader& r, const nlohmann::json& problem, int schema_version, Problem& p);
 // A schema-1 file holding a schema-2 field is refused, naming the field.
 void refuse_schema2_fields(const CaseReader& r, const nlohmann::json& problem);
 

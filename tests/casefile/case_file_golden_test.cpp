@@ -13,6 +13,7 @@
 
 #include "casefile/case_file.h"
 #include "casefile/case_hash.h"
+#include "problem/generators.h"
 
 namespace attncheck {
 namespace {
@@ -142,6 +143,31 @@ TEST(CaseFileGolden, EveryCaseFileKeepsItsNameAndText) {
     }
   }
   EXPECT_GE(files, 30);
+}
+
+// Drawn problems with every feature (backward ones among them) and of v1
+// features alone come back from their file as the same value, compared whole
+// (Problem::operator==: doubles by their bits).
+TEST(CaseFileRoundTrip, DrawnProblemsComeBackWhole) {
+  GenOptions g;
+  g.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
+  g.features = kEveryFeature;
+  g.max_q_len = g.max_kv_len = g.max_head_dim = g.max_value_dim = 12;
+  GenOptions v1_only = g;
+  v1_only.features = kV1Features;  // schema 1's files
+  int v1 = 0, v2 = 0, backward = 0;
+  for (uint64_t seed = 0; seed < 500; ++seed) {
+    const GenOptions& o = seed % 5 == 0 ? v1_only : g;
+    const CaseRecord rec = record_of(sample_problem(o, seed, static_cast<int>(seed % 101)), "matches_oracle");
+    const CaseRecord back = case_from_json(case_to_json(rec), "seed " + std::to_string(seed));
+    EXPECT_EQ(back.problem, rec.problem) << "seed " << seed << ": " << rec.problem.header();
+    v1 += back.schema_version == 1;
+    v2 += back.schema_version == 2;
+    backward += back.problem.is_backward();
+  }
+  EXPECT_GT(v1, 20);
+  EXPECT_GT(v2, 200);
+  EXPECT_GT(backward, 40);
 }
 
 }  // namespace
