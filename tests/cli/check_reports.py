@@ -12,6 +12,9 @@ import subprocess
 import sys
 import xml.dom.minidom
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from expect import expect  # noqa: E402  (not assert: python -O strips asserts)
+
 attncheck, scenario, plugin_dir, test_plugin_dir, work = sys.argv[1:6]
 os.makedirs(work, exist_ok=True)
 json_path = os.path.join(work, scenario + ".json")
@@ -25,16 +28,16 @@ def run(args, expect_rc):
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_rc}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}")
     report = json.load(open(json_path))
     xml.dom.minidom.parse(junit_path)  # well-formed JUnit
-    assert isinstance(report["seed"], int), "seed must be a JSON integer"
+    expect(isinstance(report["seed"], int), "seed must be a JSON integer")
     for impl in report["implementations"]:
         for key in ("name", "source", "verdict", "laws"):
-            assert key in impl, f"implementation lacks {key}"
-        assert impl["verdict"] in ("pass", "fail")
+            expect(key in impl, f"implementation lacks {key}")
+        expect(impl["verdict"] in ("pass", "fail"), 'impl["verdict"] in ("pass", "fail")')
         for law in impl["laws"]:
-            assert law["status"] in ("pass", "fail", "skipped", "insufficient"), law
-            assert isinstance(law["cases"], int)
+            expect(law["status"] in ("pass", "fail", "skipped", "insufficient"), law)
+            expect(isinstance(law["cases"], int), 'isinstance(law["cases"], int)')
             if law["status"] == "fail":
-                assert law.get("message"), f"{impl['name']}/{law['law']} fails without a message"
+                expect(law.get("message"), f"{impl['name']}/{law['law']} fails without a message")
     return p.stdout, report
 
 
@@ -57,34 +60,34 @@ if scenario == "faulty-plugins":
                 "oob_plugin": ("no_out_of_bounds_write", "out"), "unwritten_plugin": ("writes_every_output", "unwritten")}
     for name, (law_name, words) in expected.items():
         l = law(report, name, law_name)
-        assert l["status"] == "fail" and words in l["message"], (name, l)
+        expect(l["status"] == "fail" and words in l["message"], (name, l))
         # The run went on: the correct parts of the plugin were judged by the other laws
         # (fewer than the floor, once the fault budget stops a law calling a plugin that
         # faults on most shapes: then insufficient, never a pass on too few cases; the
         # hang plugin's first hang stops a law, which may be its first case).
         mo = law(report, name, "matches_oracle")
-        assert (mo["status"] == "pass" and mo["judged"] >= 20 or mo["status"] == "insufficient"), (name, mo)
+        expect(mo["status"] == "pass" and mo["judged"] >= 20 or mo["status"] == "insufficient", (name, mo))
         impl = next(i for i in report["implementations"] if i["name"] == name)
-        assert any(l["judged"] >= 1 and l["law"] != law_name for l in impl["laws"]), (name, impl["laws"])
+        expect(any(l["judged"] >= 1 and l["law"] != law_name for l in impl["laws"]), (name, impl["laws"]))
 elif scenario == "seed-layer":
     out, report = run(["--plugin", os.path.join(plugin_dir, "libseed_layer.so")], 1)
     l = law(report, "seed_layer", "query_sensitivity")
-    assert l["status"] == "fail", l
-    assert "head_dim" in l["message"] and "entropy" in l["message"], l
-    assert "1/sqrt(d)" in l.get("diagnosis", ""), l
+    expect(l["status"] == "fail", l)
+    expect("head_dim" in l["message"] and "entropy" in l["message"], l)
+    expect("1/sqrt(d)" in l.get("diagnosis", ""), l)
 elif scenario == "example-plugin":
     out, report = run(["--plugin", os.path.join(plugin_dir, "libexample_attention.so")], 0)
-    assert report["implementations"][0]["verdict"] == "pass"
+    expect(report["implementations"][0]["verdict"] == "pass", 'report["implementations"][0]["verdict"] == "pass"')
 elif scenario == "default-run":
     # The embedded default at 25 cases per law (CI's smoke of the README's main
     # job; .ci/nightly runs it at its default 100). At this seed every law the
     # references pass judged all 25.
     out, report = run(["--cases", "25"], 0)
-    assert len(report["implementations"][0]["laws"]) >= 20
-    assert law(report, "seed_unscaled", "query_sensitivity")["status"] == "fail"
-    assert "1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", "")
+    expect(len(report["implementations"][0]["laws"]) >= 20, 'len(report["implementations"][0]["laws"]) >= 20')
+    expect(law(report, "seed_unscaled", "query_sensitivity")["status"] == "fail", 'law(report, "seed_unscaled", "query_sensitivity")["status"] == "fail"')
+    expect("1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", ""), '"1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", "")')
     bypass = [law(report, "seed_softmax_bypass", n)["status"] for n in ("weights_sum_to_one", "output_in_value_hull")]
-    assert "fail" in bypass, bypass
+    expect("fail" in bypass, bypass)
 elif scenario == "v2-zoo":
     # ABI v2: every v2 zoo member fails the law written for its fault; the
     # references and the v2 example plugin pass every v2 law on judged cases;
@@ -108,14 +111,14 @@ elif scenario == "v2-zoo":
                               "--plugin", os.path.join(plugin_dir, "libexample_attention.so")], 1)
     for member, law_name in expected.items():
         l = law(report, member, law_name)
-        assert l["status"] == "fail", (member, l)
+        expect(l["status"] == "fail", (member, l))
     for impl in ("reference", "online", "example_c_v2"):
         for name in v2_laws:
             l = law(report, impl, name)
-            assert l["status"] == "pass" and l["judged"] >= 20, (impl, l)
+            expect(l["status"] == "pass" and l["judged"] >= 20, (impl, l))
     for name in v2_laws:
         l = law(report, "example_c", name)
-        assert l["status"] == "skipped" and "does not declare" in l["message"], l
+        expect(l["status"] == "skipped" and "does not declare" in l["message"], l)
 elif scenario == "v2-features-alone":
     # The v2 example plugin declaring one feature at a time: it passes, the laws
     # about that feature judge cases that use it, matches_oracle judges it too,
@@ -139,17 +142,17 @@ elif scenario == "v2-features-alone":
         # what this scenario is about)
         out, report = run(["--plugin", path, "--cases", "30", "--timeout-ms", "30000"] + law_flags, 0)
         impl = report["implementations"][0]
-        assert impl["verdict"] == "pass", (feature, impl)
+        expect(impl["verdict"] == "pass", (feature, impl))
         by_name = {l["law"]: l for l in impl["laws"]}
         for name in laws + ["matches_oracle"]:
             l = by_name[name]
-            assert l["status"] == "pass" and l["judged"] >= 20, (feature, l)
-            assert feature in l.get("features", []), (feature, name, l.get("features"))
+            expect(l["status"] == "pass" and l["judged"] >= 20, (feature, l))
+            expect(feature in l.get("features", []), (feature, name, l.get("features")))
         for l in impl["laws"]:
             # (a plugin with a backward also has its gradient laws judge backward problems)
-            assert set(l.get("features", [])) <= {feature, "backward"}, (feature, l)
+            expect(set(l.get("features", [])) <= {feature, "backward"}, (feature, l))
             if l["status"] == "skipped" and "the law is about" in l.get("message", ""):
-                assert "does not declare" in l["message"], l
+                expect("does not declare" in l["message"], l)
 elif scenario == "save-replay":
     # A failing plugin's cases are saved; replay fails on that plugin and passes on a
     # correct plugin and on the reference; a damaged file is named while the rest run.
@@ -160,7 +163,7 @@ elif scenario == "save-replay":
     example = os.path.join(plugin_dir, "libexample_attention.so")
     run(["--plugin", seed_layer, "--save-failures", cases], 1)
     saved = sorted(f for f in os.listdir(cases) if f.endswith(".json"))
-    assert saved, "no case saved"
+    expect(saved, "no case saved")
 
     def replay(args, expect_rc):
         p = subprocess.run([attncheck, "replay", cases] + args, capture_output=True, text=True, timeout=600)
@@ -175,8 +178,8 @@ elif scenario == "save-replay":
     with open(os.path.join(cases, "damaged.json"), "w") as f:
         f.write('{"schema_version": 1, "law": "matches_oracle", "problem": {"dtype": "f32", "batch": 1099511627776')
     p = replay(["--impl", "reference"], 2)
-    assert "damaged.json" in p.stderr, p.stderr
-    assert p.stdout.count("PASS") == len(saved), p.stdout  # the others still ran
+    expect("damaged.json" in p.stderr, p.stderr)
+    expect(p.stdout.count("PASS") == len(saved), p.stdout)  # the others still ran
 elif scenario == "jobs-same-report":
     # --jobs 1 and --jobs 2 with the same seed give the same report and console,
     # timings and the run's start time apart.
@@ -196,12 +199,12 @@ elif scenario == "jobs-same-report":
             outputs.append(re.sub(r"\(\d+(\.\d+)? s\)", "(t s)", out))
             reports.append(without_timings(report))
         got = [i["name"] for i in reports[0]["implementations"]]
-        assert got == names, got
+        expect(got == names, got)
         for one, two in zip(reports[0]["implementations"], reports[1]["implementations"]):
             for a, b in zip(one["laws"], two["laws"]):
-                assert a == b, f"{one['name']}: --jobs 1 and --jobs 2 differ:\n{a}\n{b}"
-        assert reports[0] == reports[1], "the JSON reports of --jobs 1 and --jobs 2 differ"
-        assert outputs[0] == outputs[1], f"the console output differs:\n{outputs[0]}\n----\n{outputs[1]}"
+                expect(a == b, f"{one['name']}: --jobs 1 and --jobs 2 differ:\n{a}\n{b}")
+        expect(reports[0] == reports[1], "the JSON reports of --jobs 1 and --jobs 2 differ")
+        expect(outputs[0] == outputs[1], f"the console output differs:\n{outputs[0]}\n----\n{outputs[1]}")
         return reports[1]
 
     # A reference, zoo members that fail (one keeps state between calls), a correct plugin.
@@ -211,17 +214,16 @@ elif scenario == "jobs-same-report":
                           "--plugin", os.path.join(plugin_dir, "libexample_attention.so"), "--cases", "30",
                           "--timeout-ms", "20000"],
                          ["example_c", "reference", "scale_inverse_d", "nondeterministic_order"])
-    assert law(report, "scale_inverse_d", "default_scale_is_inverse_sqrt_d")["status"] == "fail"
-    assert law(report, "nondeterministic_order", "deterministic")["status"] == "fail"
+    expect(law(report, "scale_inverse_d", "default_scale_is_inverse_sqrt_d")["status"] == "fail", 'law(report, "scale_inverse_d", "default_scale_is_inverse_sqrt_d")["status"] == "fail"')
+    expect(law(report, "nondeterministic_order", "deterministic")["status"] == "fail", 'law(report, "nondeterministic_order", "deterministic")["status"] == "fail"')
     # A plugin that crashes (kv_len > 3), restarted in each worker's own host. Few cases
     # of kv_len up to 4 keep its crashes below a law's fault budget (20), whose other
     # bound, 1 s spent in faulting calls (a crash and a restart each), would be reached
     # at a different case in each run under a sanitizer.
     report = same_report(["--plugin", os.path.join(test_plugin_dir, "crash_plugin.so"), "--dtype", "f32,f64",
                           "--kv-len", "1..4", "--cases", "12", "--timeout-ms", "20000"], ["crash_plugin"])
-    assert law(report, "crash_plugin", "no_crash")["status"] == "fail"
-    assert not any("stopped early" in l.get("message", "") for l in report["implementations"][0]["laws"]), \
-        "the crash plugin reached a law's fault budget: the test's shapes no longer keep timing out of it"
+    expect(law(report, "crash_plugin", "no_crash")["status"] == "fail", 'law(report, "crash_plugin", "no_crash")["status"] == "fail"')
+    expect(not any("stopped early" in l.get("message", "") for l in report["implementations"][0]["laws"]), "the crash plugin reached a law's fault budget: the test's shapes no longer keep timing out of it")
 else:
     sys.exit("unknown scenario " + scenario)
 print(scenario, "ok")

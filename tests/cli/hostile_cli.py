@@ -14,6 +14,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from expect import expect  # noqa: E402  (not assert: python -O strips asserts)
+
 attncheck, scenario, test_plugin_dir, work = sys.argv[1:5]
 work = os.path.join(work, scenario)
 shutil.rmtree(work, ignore_errors=True)
@@ -54,15 +57,15 @@ def check_reload_fault(how, extra):
     failed = sorted(name for name, l in laws.items() if l["status"] == "fail")
     # The crash and the failed restart are process faults, reported by the
     # process laws; no arithmetic law fails because the plugin could not be reloaded.
-    assert failed and set(failed) <= PROCESS_LAWS, failed
-    assert laws["no_crash"]["status"] == "fail" and "SIGSEGV" in laws["no_crash"]["message"], laws["no_crash"]
+    expect(failed and set(failed) <= PROCESS_LAWS, failed)
+    expect(laws["no_crash"]["status"] == "fail" and "SIGSEGV" in laws["no_crash"]["message"], laws["no_crash"])
     # The laws it could not serve any more are insufficient with the reason:
     # not failed (the fault is no_crash's), and not passed or skipped either.
     unserved = [n for n, l in laws.items() if l["status"] == "insufficient"]
-    assert sum("could not be restarted" in laws[n]["message"] for n in unserved) > len(unserved) // 2, unserved
-    assert not [n for n, l in laws.items() if l["status"] == "skipped"], laws
+    expect(sum("could not be restarted" in laws[n]["message"] for n in unserved) > len(unserved) // 2, unserved)
+    expect(not [n for n, l in laws.items() if l["status"] == "skipped"], laws)
     restarts = [n for n, l in laws.items() if l["status"] == "fail" and "restart" in l.get("message", "")]
-    assert len(restarts) <= 1, f"the failed restart fails {restarts}"
+    expect(len(restarts) <= 1, f"the failed restart fails {restarts}")
     return p, seconds
 
 
@@ -77,10 +80,10 @@ def check_loads_once_under_jobs(how, extra):
                      env={"ATTNCHECK_TEST_RELOAD_MARKER": marker, "ATTNCHECK_TEST_RELOAD_FAULT": how})
     laws = laws_of(json.load(open(json_path)))
     failed = sorted(name for name, l in laws.items() if l["status"] == "fail")
-    assert failed and set(failed) <= PROCESS_LAWS, failed
+    expect(failed and set(failed) <= PROCESS_LAWS, failed)
     unserved = [l["message"] for l in laws.values() if l["status"] == "insufficient"]
-    assert unserved and all("again for another worker of --jobs" in m for m in unserved), unserved
-    assert sum("--jobs 1 checks it" in m for m in unserved) > len(unserved) // 2, unserved
+    expect(unserved and all("again for another worker of --jobs" in m for m in unserved), unserved)
+    expect(sum("--jobs 1 checks it" in m for m in unserved) > len(unserved) // 2, unserved)
     return seconds
 
 
@@ -92,10 +95,10 @@ elif scenario == "restart-hang":
     # One load timeout for the whole check, not one per law or per diagnosis call.
     # The hang is pause(): no CPU, so the wall-clock limit of loading stops it.
     p, seconds = check_reload_fault("hang", ["--load-wall-timeout-ms", "1500"])
-    assert seconds < 60, f"a hanging restart made the check take {seconds:.0f} s"
+    expect(seconds < 60, f"a hanging restart made the check take {seconds:.0f} s")
     print(f"failed restart (constructor hangs): {seconds:.1f} s")
     seconds = check_loads_once_under_jobs("hang", ["--load-wall-timeout-ms", "1500"])
-    assert seconds < 60, f"hanging loads under --jobs 2 made the check take {seconds:.0f} s"
+    expect(seconds < 60, f"hanging loads under --jobs 2 made the check take {seconds:.0f} s")
 elif scenario == "slow-load":
     slow = {"ATTNCHECK_TEST_LOAD_DELAY_MS": "5500"}
     # Small shapes: the calls must stay far inside the 100 ms call limit below even under
@@ -108,7 +111,7 @@ elif scenario == "slow-load":
     run(args + ["--load-timeout-ms", "300"], 0, env=slow)
     # ... and the wall-clock limit of loading is what stops a load that waits too long.
     p, _ = run(args + ["--load-wall-timeout-ms", "300"], 2, env=slow)
-    assert "--load-wall-timeout-ms" in p.stderr and "300 ms of wall-clock time" in p.stderr, p.stderr
+    expect("--load-wall-timeout-ms" in p.stderr and "300 ms of wall-clock time" in p.stderr, p.stderr)
 elif scenario == "budget":
     # 20 ms a call: a default check (about 5,000 calls) would take minutes.
     cmd = [attncheck, "check", "--plugin", plugin("slow_load_plugin"), "--seed", "1", "--budget", "3",
@@ -117,12 +120,12 @@ elif scenario == "budget":
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=100,
                        env=dict(os.environ, ATTNCHECK_TEST_CALL_DELAY_MS="20"))
     seconds = time.monotonic() - start
-    assert p.returncode in (0, 1), (p.returncode, p.stderr)
-    assert seconds < 20, f"--budget 3 took {seconds:.0f} s"
-    assert "--budget of 3 s was spent" in p.stdout, p.stdout[-2000:]
+    expect(p.returncode in (0, 1), (p.returncode, p.stderr))
+    expect(seconds < 20, f"--budget 3 took {seconds:.0f} s")
+    expect("--budget of 3 s was spent" in p.stdout, p.stdout[-2000:])
     report = json.load(open(json_path))
-    assert any("budget" in n for n in report["implementations"][0].get("notes", [])), report
-    assert not [l for l in laws_of(report).values() if l["status"] == "fail"], "a law failed for lack of time"
+    expect(any("budget" in n for n in report["implementations"][0].get("notes", [])), report)
+    expect(not [l for l in laws_of(report).values() if l["status"] == "fail"], "a law failed for lack of time")
     print(f"--budget 3: {seconds:.1f} s")
 elif scenario == "flag-validation":
     case_dir = os.path.join(work, "cases")
@@ -133,22 +136,22 @@ elif scenario == "flag-validation":
                         ("--wall-timeout-ms", "-1"), ("--load-wall-timeout-ms", "-5")]:
         check, _ = run(["check", "--impl", "reference", flag, value], 2)
         replay, _ = run(["replay", case_dir, "--impl", "reference", flag, value], 2)
-        assert flag in check.stderr and flag in replay.stderr, (check.stderr, replay.stderr)
-        assert "PASS" not in replay.stdout and "FAIL" not in replay.stdout, replay.stdout
+        expect(flag in check.stderr and flag in replay.stderr, (check.stderr, replay.stderr))
+        expect("PASS" not in replay.stdout and "FAIL" not in replay.stdout, replay.stdout)
     p, _ = run(["frobnicate"], 2)
-    assert "frobnicate" in p.stderr and "check" in p.stderr and "replay" in p.stderr, p.stderr
+    expect("frobnicate" in p.stderr and "check" in p.stderr and "replay" in p.stderr, p.stderr)
     p, _ = run(["check", "--impl", "reference", "--json", "-"], 2)
-    assert "--json" in p.stderr, p.stderr
+    expect("--json" in p.stderr, p.stderr)
     same = os.path.join(work, "same.out")
     p, _ = run(["check", "--impl", "reference", "--json", same, "--junit", same], 2)
-    assert "same" in p.stderr and "--junit" in p.stderr, p.stderr
+    expect("same" in p.stderr and "--junit" in p.stderr, p.stderr)
     p, _ = run(["check", "--impl", "reference", "--budget", "-1"], 2)
-    assert "--budget" in p.stderr, p.stderr
+    expect("--budget" in p.stderr, p.stderr)
     for value in ("0", "-1", "abc", "100000"):
         p, _ = run(["check", "--impl", "reference", "--jobs", value], 2)
-        assert "--jobs" in p.stderr, p.stderr
+        expect("--jobs" in p.stderr, p.stderr)
     p, _ = run(["check", "--impl", "reference", "--cases", "2147483647"], 2)
-    assert "at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr
+    expect("at most" in p.stderr and "bad_alloc" not in p.stderr, p.stderr)
 elif scenario == "memory-limit":
     # A long call limit: touching 1 GiB under a sanitizer on a busy machine takes seconds,
     # and the limit, not the clock, must stop it.
@@ -156,20 +159,20 @@ elif scenario == "memory-limit":
                       "--seed", "20261130", "--memory-limit", "1G", "--timeout-ms", "60000", "--json", json_path], 1,
                      env={"ATTNCHECK_TEST_HOG_MB": "4096"})
     laws = laws_of(json.load(open(json_path)))
-    assert laws["no_crash"]["status"] == "fail", laws
+    expect(laws["no_crash"]["status"] == "fail", laws)
     # The hog faults on most shapes (every kv_len above 4): the fault budget
     # stops the law early, and what it judged before (often nothing) is too
     # few for a pass: insufficient, with the process fault as the reason.
     mo = laws["matches_oracle"]
-    assert mo["judged"] < 20, mo
-    assert mo["status"] == "insufficient" and "process fault" in mo["message"], mo
-    assert "memory limit" in laws["no_crash"]["message"], laws["no_crash"]
+    expect(mo["judged"] < 20, mo)
+    expect(mo["status"] == "insufficient" and "process fault" in mo["message"], mo)
+    expect("memory limit" in laws["no_crash"]["message"], laws["no_crash"])
 elif scenario == "orphans-exit":
     pids = os.path.join(work, "pids")
     run(["check", "--plugin", plugin("orphan_plugin"), "--law", "matches_oracle", "--cases", "20", "--seed", "5"],
         1, env={"ATTNCHECK_TEST_PID_FILE": pids})
     recorded = [int(x) for x in open(pids).read().split()] if os.path.exists(pids) else []
-    assert recorded, "the plugin started no process"
+    expect(recorded, "the plugin started no process")
 
     def running(pid):
         try:
@@ -181,13 +184,13 @@ elif scenario == "orphans-exit":
     left = [pid for pid in recorded if running(pid)]
     for pid in left:
         os.kill(pid, 9)
-    assert not left, f"{len(left)} of {len(recorded)} processes the plugin started outlived attncheck"
+    expect(not left, f"{len(left)} of {len(recorded)} processes the plugin started outlived attncheck")
 elif scenario == "terminal-escapes":
     p, _ = run(["check", "--plugin", plugin("terminal_escape_plugin"), "--law", "matches_oracle", "--cases", "5",
                 "--seed", "1"], 0)
     bad = [c for c in p.stdout + p.stderr if (ord(c) < 0x20 and c not in "\n") or 0x7f <= ord(c) < 0xa0]
-    assert not bad, f"raw control characters on the console: {bad!r}"
-    assert "escape" in p.stdout, p.stdout
+    expect(not bad, f"raw control characters on the console: {bad!r}")
+    expect("escape" in p.stdout, p.stdout)
 else:
     sys.exit("unknown scenario " + scenario)
 print(scenario, "ok")

@@ -15,6 +15,9 @@ import sys
 
 from pty_run import run_on_pty
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from expect import expect  # noqa: E402  (not assert: python -O strips asserts)
+
 source_dir, work = (os.path.abspath(a) for a in sys.argv[1:3])
 script = os.path.join(source_dir, "fuzz", "overnight.sh")
 shutil.rmtree(work, ignore_errors=True)
@@ -22,15 +25,15 @@ os.makedirs(work)
 env = {k: v for k, v in os.environ.items() if k not in ("CI", "ATTNCHECK_PLUGIN")}
 
 p = subprocess.run(["bash", script, "--help"], capture_output=True, text=True, env=env)
-assert p.returncode == 0, p
-assert p.stdout.startswith("Runs every fuzz target") and "set -uo" not in p.stdout, p.stdout
-assert p.stdout.rstrip().endswith("($ATTNCHECK_REGRESSION_DIR)"), p.stdout[-200:]
+expect(p.returncode == 0, p)
+expect(p.stdout.startswith("Runs every fuzz target") and "set -uo" not in p.stdout, p.stdout)
+expect(p.stdout.rstrip().endswith("($ATTNCHECK_REGRESSION_DIR)"), p.stdout[-200:])
 
 empty = os.path.join(work, "empty-build")
 os.makedirs(empty)
 p = subprocess.run(["bash", script, "--build", empty, "--work", os.path.join(work, "w0")], capture_output=True,
                    text=True, env=env)
-assert p.returncode == 2 and "no fuzz target" in p.stderr, p
+expect(p.returncode == 2 and "no fuzz target" in p.stderr, p)
 
 # A build folder of stand-ins: -help=1 says Usage:, -merge=1 succeeds, a run
 # prints libFuzzer's fork-mode status line and ends after 1.2 s.
@@ -53,11 +56,11 @@ for t in ("fuzz_differential",):
 
 args = ["bash", script, "--build", build, "--hours", "0.001", "--jobs", "1", "--work", os.path.join(work, "w1")]
 code, text = run_on_pty("/bin/bash", args, env, idle_seconds=120)
-assert code == 0, text
-assert "\r\x1b[K[1/4] fuzz_differential: " in text and "fuzz_gradients: not built" in text and "#1234: cov: 56" in text, repr(text[-1500:])
-assert "== overnight summary" in text, text
+expect(code == 0, text)
+expect("\r\x1b[K[1/4] fuzz_differential: " in text and "fuzz_gradients: not built" in text and "#1234: cov: 56" in text, repr(text[-1500:]))
+expect("== overnight summary" in text, text)
 
 p = subprocess.run(args[:-1] + [os.path.join(work, "w2")], capture_output=True, text=True, env=env)
-assert p.returncode == 0, p
-assert "\x1b[K" not in p.stdout + p.stderr and "fuzz_differential: 1234 execs" in p.stdout, p
+expect(p.returncode == 0, p)
+expect("\x1b[K" not in p.stdout + p.stderr and "fuzz_differential: 1234 execs" in p.stdout, p)
 print("overnight.sh: --help clean, nothing built is exit 2, progress on a terminal only")
