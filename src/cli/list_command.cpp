@@ -2,11 +2,27 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <string>
 
 #include "impls/builtins.h"
 #include "laws/law.h"
 
 namespace attncheck {
+
+namespace {
+
+// What a zoo member's row says about it (impls/builtins.h): the laws that must
+// catch it and the words its diagnosis contains, read by tests/cli/check_reports.py.
+// " (caught by LAW, LAW; diagnosed as \"WORDS\")", or "" for a reference.
+std::string caught_by(const BuiltinInfo& b) {
+  if (b.pinned_laws.empty()) return "";
+  std::string s = " (caught by ";
+  for (std::size_t n = 0; n < b.pinned_laws.size(); ++n) s.append(n ? ", " : "").append(b.pinned_laws[n]);
+  if (!b.diagnosis.empty()) s.append("; diagnosed as \"").append(b.diagnosis).append("\"");
+  return s + ")";
+}
+
+}  // namespace
 
 int run_list(std::ostream& out) {
   std::size_t name_w = 0, law_w = 0;
@@ -19,7 +35,7 @@ int run_list(std::ostream& out) {
         << (b.forward_v2 ? " [ABI v2: " + (b.features == kAllFeatures ? std::string("every feature") : feature_list(b.features)) +
                                (b.backward_v2 ? "; backward" : "") + "]"
                          : std::string())
-        << "\n";
+        << caught_by(b) << "\n";
   out << "laws (--law NAME):\n";
   for (const Law& l : all_laws())
     out << "  " << std::left << std::setw(static_cast<int>(law_w + 2)) << l.name << l.statement

@@ -25,11 +25,12 @@ using BackwardV2Fn = int (*)(const attncheck_call_v2*, const attncheck_grad*, ch
 
 enum class BuiltinKind { reference, zoo };
 
+// One built-in's row, written with designated initialisers (builtins.cpp).
 struct BuiltinInfo {
   std::string_view name;         // as on the command line and in reports; NUL-terminated
-  BuiltinKind kind;
+  BuiltinKind kind = BuiltinKind::reference;
   std::string_view description;  // one line; for the zoo, what the fault is
-  ForwardFn forward;
+  ForwardFn forward = nullptr;
   // For a built-in that keeps state between calls: puts it back as at start,
   // for each new instance (make_builtin), so that what a law sees does not
   // depend on the laws an earlier instance ran. nullptr: stateless.
@@ -41,6 +42,18 @@ struct BuiltinInfo {
   uint32_t features = 0;
   // Its v2 backward, or nullptr: no gradients.
   BackwardV2Fn backward_v2 = nullptr;
+
+  // What is known about a zoo member (empty for a reference); every test and
+  // script that needs the zoo reads it here, none keeps its own list.
+  // The laws that must catch it at every seed: each breaks on almost every
+  // case its fault touches (properties/zoo_caught_test.cpp runs them; other
+  // laws may catch it too). Every law of the default catalogue but the
+  // process laws is pinned by at least one member.
+  std::vector<std::string_view> pinned_laws;
+  // Words the diagnosis of each pinned law's failing case contains (the start
+  // of its fault model's description, after "behaves like: "); "" where no
+  // fault model explains the member (its fault leaves no shape to name).
+  std::string_view diagnosis;
 };
 
 // References first (reference, naive, online), then the zoo.

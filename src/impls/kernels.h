@@ -38,6 +38,7 @@ int batch_head_swapped_forward(const attncheck_call* call, char* err, size_t err
 int nondeterministic_order_forward(const attncheck_call* call, char* err, size_t err_len);
 // Its call counter back to 0: what a new instance of it starts from.
 void nondeterministic_order_reset();
+int query_tile_shared_rowsum_forward(const attncheck_call* call, char* err, size_t err_len);
 
 // The v2 zoo: each declares every feature and gets exactly one of them wrong
 // (impls/zoo/knobbed_attention_v2.h); the v1 entry runs the dense v2 call.
@@ -74,5 +75,9 @@ int grad_softcap_derivative_dropped_backward_v2(const attncheck_call_v2* call, c
                                                 size_t err_len);
 int grad_dk_accumulated_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err,
                                     size_t err_len);
+int grad_dk_race_order_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err,
+                                   size_t err_len);
+// Its call counter back to 0: what a new instance of it starts from.
+void grad_dk_race_order_reset();
 
 }  // namespace attncheck

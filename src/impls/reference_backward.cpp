@@ -140,7 +140,10 @@ void reference_gradients(const TypedCallV2<T>& c, const TypedGradV2<T>& g, const
         for (int64_t i = 0; i < rows; ++i)
           if (w.blind[i]) dq.row(i).setConstant(blind_dq);  // also turns -0 from 0 * negative K into +0
         if (knobs.gqa_first_head && h != kv_head * c.group()) continue;
-        dk.noalias() += scale * (ds.transpose() * q);
+        if (knobs.dk_rows_reversed)  // sum_i dS_ij q_i from the last row i to the first
+          dk.noalias() += scale * (ds.colwise().reverse().transpose() * q.colwise().reverse());
+        else
+          dk.noalias() += scale * (ds.transpose() * q);
         dv.noalias() += (knobs.dv_unnormalised ? w.unnormalised : w.p).transpose() * dout;
       }
     }

@@ -24,6 +24,7 @@ struct BackwardKnobs {
   bool nan_empty_rows = false;              // dq of a row that sees no key is NaN (0/0 of its empty normaliser)
   bool softcap_derivative_dropped = false;  // dS not multiplied by 1 - tanh^2(s / softcap)
   bool dk_accumulated = false;              // dk += onto what the buffer held, not overwritten
+  bool dk_rows_reversed = false;            // dk summed over the query rows last to first (same value, other bits)
 };
 
 // The ABI v2 backward of `reference` with these knobs turned.

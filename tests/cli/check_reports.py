@@ -8,6 +8,7 @@ jobs-same-report, v2-zoo, v2-features-alone.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.dom.minidom
@@ -39,6 +40,24 @@ def run(args, expect_rc):
             if law["status"] == "fail":
                 expect(law.get("message"), f"{impl['name']}/{law['law']} fails without a message")
     return p.stdout, report
+
+
+def zoo_rows():
+    """The zoo as its rows (impls/builtins.cpp) describe it, through `attncheck list`:
+    name -> {"pinned": [laws that must catch it], "diagnosis": words or "", "v2": bool,
+    "backward": bool}. Every zoo line ends "(caught by LAW, ...; diagnosed as "WORDS")"."""
+    listing = subprocess.run([attncheck, "list"], capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in listing.splitlines():
+        fields = line.split()
+        if len(fields) < 2 or fields[1] != "zoo":
+            continue
+        m = re.search(r' \(caught by ([^;()]+)(?:; diagnosed as "([^"]*)")?\)$', line)
+        expect(m, f"zoo member without the laws that catch it in `attncheck list`: {line}")
+        rows[fields[0]] = {"pinned": m.group(1).split(", "), "diagnosis": m.group(2) or "",
+                           "v2": "[ABI v2" in line, "backward": "; backward]" in line}
+    expect(len(rows) >= 20, f"only {len(rows)} zoo members in `attncheck list`")
+    return rows
 
 
 def law(report, impl_name, law_name):
@@ -88,30 +107,39 @@ elif scenario == "default-run":
     expect("1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", ""), '"1/sqrt(d)" in law(report, "seed_unscaled", "query_sensitivity").get("diagnosis", "")')
     bypass = [law(report, "seed_softmax_bypass", n)["status"] for n in ("weights_sum_to_one", "output_in_value_hull")]
     expect("fail" in bypass, bypass)
+    # Every zoo member is in the run and caught, by one of the laws its row
+    # pins at least (25 cases are fewer than the pins promise), and each of
+    # those failures is diagnosed with the words its row gives.
+    by_name = {i["name"]: i for i in report["implementations"]}
+    for name, row in zoo_rows().items():
+        expect(name in by_name, f"zoo member {name} is not in the embedded default")
+        expect(by_name[name]["verdict"] == "fail", f"{name} was not caught: {by_name[name]['laws']}")
+        failed = [law(report, name, n) for n in row["pinned"] if law(report, name, n)["status"] == "fail"]
+        expect(failed, f"{name} passed every law its row pins: {row['pinned']}")
+        for l in failed:
+            expect(row["diagnosis"] in l.get("diagnosis", ""),
+                   f"{name}/{l['law']}: diagnosis {l.get('diagnosis')!r} lacks {row['diagnosis']!r}")
 elif scenario == "v2-zoo":
     # ABI v2: every v2 zoo member fails the law written for its fault; the
     # references and the v2 example plugin pass every v2 law on judged cases;
     # a v1 plugin has the v2 laws skipped with the reason, never passed.
-    expected = {
-        "gqa_kv_modulo": "gqa_equals_repeated_kv", "strides_ignored": "layout_invariance",
-        "padding_keys_attended": "lengths_equal_slices", "window_off_by_one": "window_equals_mask",
-        "window_top_left": "window_equals_mask", "softcap_after_bias": "matches_oracle",
-        "alibi_sign_flipped": "alibi_equals_bias", "sinks_ignored": "sink_equals_extra_key",
-        "lse_base2": "lse_matches_oracle",
-    }
+    # The v2 members (a v2 entry, no backward of their own) and the laws their rows pin.
+    expected = {name: row["pinned"] for name, row in zoo_rows().items() if row["v2"] and not row["backward"]}
+    expect(len(expected) >= 9, expected)
     v2_laws = ["gqa_equals_repeated_kv", "layout_invariance", "lengths_equal_slices", "window_equals_mask",
                "alibi_equals_bias", "softcap_bounds_weights", "sink_equals_extra_key",
                "bias_row_shift_invariance", "lse_matches_oracle"]
     args = []
     for name in list(expected) + ["reference", "online"]:
         args += ["--impl", name]
-    for name in v2_laws + ["matches_oracle"]:
+    for name in sorted(set(v2_laws + ["matches_oracle"]) | {n for p in expected.values() for n in p}):
         args += ["--law", name]
     out, report = run(args + ["--plugin", os.path.join(plugin_dir, "libexample_attention_v2.so"),
                               "--plugin", os.path.join(plugin_dir, "libexample_attention.so")], 1)
-    for member, law_name in expected.items():
-        l = law(report, member, law_name)
-        expect(l["status"] == "fail", (member, l))
+    for member, pinned in expected.items():
+        for law_name in pinned:
+            l = law(report, member, law_name)
+            expect(l["status"] == "fail", (member, l))
     for impl in ("reference", "online", "example_c_v2"):
         for name in v2_laws:
             l = law(report, impl, name)

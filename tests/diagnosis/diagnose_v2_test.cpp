@@ -14,6 +14,7 @@
 #include "diagnosis/diagnose.h"
 #include "diagnosis/fault_models.h"
 #include "driver/law_run.h"
+#include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
 #include "oracle/oracle.h"
@@ -26,29 +27,52 @@ namespace {
 const std::vector<uint64_t> kSeeds = {20261130, 1, 2, 3, 4, 5, 6, 7};
 
 struct Member {
-  const char* name;
-  std::vector<const char*> laws;  // each fails on this member (properties/zoo_caught_test pins them)
-  const char* model;              // the start of its model's description
-  FeatureBits needs;              // a problem using none of these gives the model nothing to explain
+  std::string name;
+  std::vector<std::string_view> laws;  // its row's pinned laws: each fails on this member
+  std::string model;                   // its row's diagnosis words: the start of its model's description
+  FeatureBits needs;                   // a problem using none of these gives the model nothing to explain
 };
 
-const std::vector<Member>& members() {
-  static const std::vector<Member> m = {
-      {"gqa_kv_modulo", {"gqa_equals_repeated_kv", "matches_oracle"}, "kv head h % kv_heads", ATTNCHECK_FEATURE_GQA},
-      {"strides_ignored", {"layout_invariance", "matches_oracle"}, "strides ignored", ATTNCHECK_FEATURE_STRIDES},
-      {"padding_keys_attended", {"lengths_equal_slices", "matches_oracle"}, "padding keys attended",
-       ATTNCHECK_FEATURE_LENGTHS},
-      {"window_off_by_one", {"window_equals_mask", "matches_oracle"}, "the window one key narrower on the left",
-       ATTNCHECK_FEATURE_WINDOW},
-      {"window_top_left", {"window_equals_mask", "matches_oracle"}, "the window (and ALiBi) aligned top-left",
-       ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_ALIBI},
-      {"softcap_after_bias", {"matches_oracle", "bias_row_shift_invariance"}, "the soft-cap applied after the bias",
-       ATTNCHECK_FEATURE_SOFTCAP},
-      {"alibi_sign_flipped", {"alibi_equals_bias", "matches_oracle"}, "ALiBi's sign flipped", ATTNCHECK_FEATURE_ALIBI},
-      {"sinks_ignored", {"sink_equals_extra_key", "matches_oracle"}, "the sinks ignored", ATTNCHECK_FEATURE_SINKS},
-      {"lse_base2", {"lse_matches_oracle"}, "lse in base 2", ATTNCHECK_FEATURE_LSE},
+// What each v2 member's model needs drawn to have something to explain (the
+// feature its fault is in). The members are the rows' (impls/builtins.cpp).
+const std::map<std::string, FeatureBits>& needs() {
+  static const std::map<std::string, FeatureBits> n = {
+      {"gqa_kv_modulo", ATTNCHECK_FEATURE_GQA},
+      {"strides_ignored", ATTNCHECK_FEATURE_STRIDES},
+      {"padding_keys_attended", ATTNCHECK_FEATURE_LENGTHS},
+      {"window_off_by_one", ATTNCHECK_FEATURE_WINDOW},
+      {"window_top_left", ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_ALIBI},
+      {"softcap_after_bias", ATTNCHECK_FEATURE_SOFTCAP},
+      {"alibi_sign_flipped", ATTNCHECK_FEATURE_ALIBI},
+      {"sinks_ignored", ATTNCHECK_FEATURE_SINKS},
+      {"lse_base2", ATTNCHECK_FEATURE_LSE},
   };
+  return n;
+}
+
+// The zoo members with a v2 forward of their own, from their rows.
+const std::vector<Member>& members() {
+  static const std::vector<Member> m = [] {
+    std::vector<Member> all;
+    for (const BuiltinInfo& b : builtins())
+      if (b.kind == BuiltinKind::zoo && b.forward_v2 && !b.backward_v2) {
+        const auto n = needs().find(std::string(b.name));
+        all.push_back({std::string(b.name), b.pinned_laws, std::string(b.diagnosis),
+                       n == needs().end() ? FeatureBits{0} : n->second});
+      }
+    return all;
+  }();
   return m;
+}
+
+// Every v2 member has its pinned laws, its model's words and what its model needs.
+TEST(V2Rows, EveryMemberIsDescribed) {
+  ASSERT_GE(members().size(), 9u);
+  for (const Member& m : members()) {
+    EXPECT_FALSE(m.laws.empty()) << m.name;
+    EXPECT_FALSE(m.model.empty()) << m.name << ": its row names no diagnosis";
+    EXPECT_NE(m.needs, 0u) << m.name << ": say in needs() which feature its model needs";
+  }
 }
 
 // Every law that checks v2 features (the v2 laws, matches_oracle, lse_matches_oracle).
@@ -91,9 +115,9 @@ TEST_P(V2Member, FailingCaseGetsItsModel) {
   const std::unique_ptr<Implementation> reference = make_builtin("reference");
   ASSERT_TRUE(impl && reference);
   const FaultModel* model = model_named(m.model);
-  ASSERT_NE(model, nullptr) << m.model;
+  ASSERT_NE(model, nullptr) << m.name << ": no v2 model starts with its row's words \"" << m.model << "\"";
   for (uint64_t seed : kSeeds)
-    for (const char* law_name : m.laws) {
+    for (std::string_view law_name : m.laws) {
       RunOptions options;
       options.seed = seed;
       const Law* law = find_law(law_name);
@@ -103,7 +127,8 @@ TEST_P(V2Member, FailingCaseGetsItsModel) {
       ASSERT_TRUE(r.counterexample);
       const Problem& p = *r.counterexample;
       const std::string d = diagnose(*impl, p);
-      std::printf("  %s / %s / %llu: %s\n    %s\n", m.name, law_name, static_cast<unsigned long long>(seed), d.c_str(),
+      std::printf("  %s / %.*s / %llu: %s\n    %s\n", m.name.c_str(), static_cast<int>(law_name.size()), law_name.data(),
+                  static_cast<unsigned long long>(seed), d.c_str(),
                   p.header().c_str());
       EXPECT_EQ(d.rfind(std::string("behaves like: ") + m.model, 0), 0u)
           << law_name << " seed " << seed << ": " << d << "\n" << p.describe();
@@ -155,7 +180,7 @@ TEST_P(V2Member, ModelDoesNotApplyWithoutItsFeature) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, V2Member, ::testing::ValuesIn(members()),
-                         [](const ::testing::TestParamInfo<Member>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<Member>& info) { return info.param.name; });
 
 // Random problems with every v2 feature: the references get no diagnosis, and
 // no v2 model explains a reference's output where the model's fault shows
