@@ -18,6 +18,7 @@ namespace {
 
 class KeyWriter {
  public:
+  KeyWriter() { bytes_.reserve(512); }  // a GenOptions with a few domains: one allocation
   template <class T> void put(const T& x) {
     static_assert(std::is_trivially_copyable_v<T>);
     bytes_.append(reinterpret_cast<const char*>(&x), sizeof x);
