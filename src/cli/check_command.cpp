@@ -10,47 +10,26 @@
 #include <random>
 #include <sstream>
 
-#include "run/check_implementation.h"
 #include "cli/cli_validation.h"
-#include "run/default_run.h"
-#include "run/dtype_probe.h"
-#include "run/parallel_check.h"
+#include "cli/progress_line.h"
 #include "cli/python_targets.h"
-#include "run/shape_probe.h"
-#include "run/run_budget.h"
+#include "cli/terminal_mode.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "plugin/plugin_host.h"
 #include "plugin/printable_text.h"
-#include "run/expectations.h"
-#include "cli/progress_line.h"
-#include "cli/terminal_mode.h"
 #include "report/console_report.h"
 #include "report/report_files.h"
 #include "report/timestamp.h"
+#include "run/check_implementation.h"
+#include "run/default_run.h"
+#include "run/expectations.h"
+#include "run/parallel_check.h"
+#include "run/plan.h"
+#include "run/run_budget.h"
 
 namespace attncheck {
 namespace {
-
-// One implementation to check, and the flag that names it on a command line.
-struct Target {
-  std::unique_ptr<Implementation> impl;  // the probes' instance
-  std::string flag;  // "--impl naive" | "--plugin /path/lib.so" (quoted for a shell)
-  Expectation expectation = Expectation::none;
-  ImplementationFactory open;  // another instance, for a law or a worker of --jobs
-  bool builtin = false;
-  FeatureBits only_laws_requiring = 0;  // DefaultTarget's
-  std::string only_reason;
-  std::string label;  // --plugin NAME=PATH: the name the reports give it; empty: its own name
-};
-
-ImplementationFactory builtin_factory(const std::string& name) {
-  return [name](std::string& error) {
-    std::unique_ptr<Implementation> impl = make_builtin(name);
-    if (!impl) error = "unknown implementation '" + name + "'";
-    return impl;
-  };
-}
 
 // Quotes a word for a POSIX shell when it needs it, so printed commands can be pasted.
 std::string shell_quote(const std::string& word) {
@@ -68,20 +47,6 @@ std::string joined(const std::vector<std::string>& words) {
   std::string s;
   for (const std::string& w : words) s += (s.empty() ? "" : ", ") + w;
   return s;
-}
-
-// "all", one dtype name, or a comma-separated list of them; nullopt if any is unknown.
-std::optional<std::vector<DType>> parse_dtypes(const std::string& text) {
-  if (text == "all") return every_dtype();
-  std::vector<DType> out;
-  std::stringstream in(text);
-  for (std::string word; std::getline(in, word, ',');) {
-    const std::optional<DType> t = dtype_from_name(word);
-    if (!t) return std::nullopt;
-    if (std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
-  }
-  if (out.empty()) return std::nullopt;
-  return out;
 }
 
 std::string report_path(const CheckArgs& a, std::string_view key) {
@@ -162,73 +127,126 @@ uint64_t fresh_seed() {
   return s & ((uint64_t{1} << 53) - 1);  // exact in every JSON reader, doubles included
 }
 
-// Resolves --law: every law when none is named, else the named ones in catalogue order.
-bool choose_laws(const CheckArgs& a, std::vector<const Law*>& laws, std::ostream& err) {
-  for (const std::string& name : a.laws) {
-    if (find_law(name)) continue;
-    std::vector<std::string> names;
-    for (const Law& l : all_laws()) names.push_back(l.name);
-    err << "attncheck check: unknown law '" << name << "'; the laws are: " << joined(names) << "\n";
+
+// Prints "attncheck check: <why>"; false, for the step that could not go on.
+bool say(std::ostream& err, const std::string& why) {
+  err << "attncheck check: " << why << "\n";
+  return false;
+}
+
+// Prints "attncheck check: <bad>" when `bad` says what is wrong; whether it did.
+bool refused(std::ostream& err, const std::string& bad) { return !bad.empty() && !say(err, bad); }
+
+// What `check` was asked, validated before any plugin is loaded or any
+// report file touched: a mistake costs no load and no run.
+struct CheckPlan {
+  std::vector<DType> dtypes;          // --dtype
+  PluginOptions plugin_options;       // --timeout-ms, --memory-limit, ...
+  GenOptions shapes;                  // --profile and the shape flags
+  TerminalMode mode;                  // --color, --quiet and the terminal
+  uint64_t seed = 0;                  // --seed, else ATTNCHECK_SEED, else a fresh one
+  bool seed_from_env = false;
+  Expectations expectations;          // --skip-law, --expect-fail, --config
+  std::vector<const Law*> requested;  // --law's choice in catalogue order, the skipped included
+  std::vector<const Law*> laws;       // those that run
+};
+
+// --skip-law, --expect-fail, --config and --law: the laws to run and the
+// outcomes declared. The laws they name are checked here; the
+// implementations they name only once the plugins are loaded.
+bool plan_laws(const CheckArgs& a, CheckPlan& p, std::ostream& err) {
+  p.expectations.skip_laws = a.skip_laws;
+  std::string error;
+  for (const std::string& x : a.expect_fail)
+    if (!add_expect_fail(x, p.expectations, error)) return say(err, error);
+  if (!a.config.empty() && !load_expectations_config(a.config, p.expectations, error)) return say(err, error);
+  if (refused(err, expectations_problem(p.expectations, {})) || refused(err, unknown_law_problem(a.laws)))
     return false;
-  }
-  for (const Law& l : all_laws())
-    if (a.laws.empty() ? l.in_default_catalogue : std::find(a.laws.begin(), a.laws.end(), l.name) != a.laws.end())
-      laws.push_back(&l);
+  p.requested = select_laws(a.laws);
+  for (const Law* l : p.requested)
+    if (!p.expectations.skipped(l->name)) p.laws.push_back(l);
   return true;
+}
+
+// Every flag's value, in the order docs/cli.md lists the checks (the first
+// that is wrong is the one named); nullopt when one is wrong (exit 2).
+std::optional<CheckPlan> plan_check(const CheckArgs& a, std::ostream& err) {
+  CheckPlan p;
+  const DTypeChoice dtypes = parse_dtypes(a.dtype);
+  if (!dtypes.ok()) {
+    err << "attncheck check: bad --dtype '" << a.dtype << "'; choose " << dtype_names() << " or all\n";
+    return std::nullopt;
+  }
+  p.dtypes = dtypes.dtypes;
+  for (const std::string& bad :
+       {cases_problem(a.cases), plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, p.plugin_options),
+        wall_limits_problem(a.wall_timeout_ms, a.load_wall_timeout_ms, p.plugin_options),
+        report_paths_problem(a.reports), budget_problem(a.budget_seconds), jobs_problem(a.jobs)})
+    if (refused(err, bad)) return std::nullopt;
+  if (a.min_judged < 1 && refused(err, "--min-judged must be at least 1 (got " + std::to_string(a.min_judged) + ")"))
+    return std::nullopt;
+  std::string shape_error, terminal_error, seed_error;
+  const std::optional<GenOptions> shapes = shape_options(a.shapes, shape_error);
+  if (!shapes) {
+    say(err, shape_error);
+    return std::nullopt;
+  }
+  p.shapes = *shapes;
+  const std::optional<TerminalMode> mode =
+      terminal_mode(TerminalFacts::of_this_process(), a.color, a.quiet, terminal_error);
+  if (!mode) {
+    say(err, terminal_error);
+    return std::nullopt;
+  }
+  p.mode = *mode;
+  const std::optional<uint64_t> seed = seed_from_flag_or_env(a.seed, p.seed_from_env, seed_error);
+  if (refused(err, seed_error)) return std::nullopt;
+  p.seed = seed ? *seed : fresh_seed();
+  if (!plan_laws(a, p, err)) return std::nullopt;
+  return p;
+}
+
+// The report files and the case folder must be writable, checked before a
+// long run rather than after it; and before anything is loaded or run, the
+// earlier reports go: an interrupted run must leave none behind.
+bool prepare_outputs(const CheckArgs& a, std::ostream& err) {
+  for (const ReportFormat& f : report_formats())
+    if (const std::string path = report_path(a, f.key); !path.empty() && !writable(path, false, err, f.flag.data()))
+      return false;
+  if (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")) return false;
+  return !refused(err, printable(remove_stale_reports(a.reports)));
+}
+
+// A failure of one law on the target that `flag` names ("--impl naive",
+// "--plugin /path/lib.so", quoted for a shell), as a command line.
+std::function<std::string(const std::string&)> reproducer(const CheckArgs& a, uint64_t seed, std::string flag) {
+  return [&a, seed, flag = std::move(flag)](const std::string& law) {
+    return rerun_command(a, seed, Focus{flag, law});
+  };
 }
 
 // --python: each target is the bridge plugin with the target in its environment.
-bool choose_python_targets(const CheckArgs& a, const PluginOptions& options, std::vector<Target>& targets,
-                           std::ostream& err) {
+bool choose_python_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, std::ostream& err) {
   for (const std::string& target : a.pythons)
-    if (const std::string bad = python_target_problem(target); !bad.empty()) {
-      err << "attncheck check: " << bad << "\n";
-      return false;
-    }
+    if (refused(err, python_target_problem(target))) return false;
   std::string error;
   const std::string bridge = python_bridge_path(error);
-  if (bridge.empty()) {
-    err << "attncheck check: " << error << "\n";
-    return false;
-  }
+  if (bridge.empty()) return say(err, error);
   for (const std::string& target : a.pythons) {
-    const PluginOptions o = python_target_options(options, target);
+    const PluginOptions o = python_target_options(p.plugin_options, target);
     std::unique_ptr<Implementation> impl = load_plugin(bridge, o, error);
-    if (!impl) {
-      err << "attncheck check: --python " << printable(target) << ": " << printable(error) << "\n";
-      return false;
-    }
-    ImplementationFactory again = [bridge, o](std::string& error) { return load_plugin_again(bridge, o, error); };
-    targets.push_back(
-        {std::move(impl), "--python " + shell_quote(target), Expectation::none, std::move(again), false, 0, {}, ""});
+    if (!impl) return say(err, "--python " + printable(target) + ": " + printable(error));
+    targets.push_back(Target{
+        .loaded = std::move(impl),
+        .open = [bridge, o](std::string& error) { return load_plugin_again(bridge, o, error); },
+        .reproduce = reproducer(a, p.seed, "--python " + shell_quote(target)),
+    });
   }
   return true;
 }
 
-bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vector<Target>& targets,
-                    std::ostream& err) {
-  if (!any_plugin(a) && a.impls.empty()) {
-    for (const DefaultTarget& d : default_targets())
-      targets.push_back({make_builtin(d.name), "--impl " + d.name, d.expectation, builtin_factory(d.name), true,
-                         d.only_laws_requiring, d.only_reason, ""});
-    return true;
-  }
-  for (const std::string& arg : a.plugins) {
-    const PluginArg parsed = split_plugin_arg(arg);
-    const std::string& path = parsed.path;
-    std::string error;
-    std::unique_ptr<Implementation> impl = load_plugin(path, options, error);
-    if (!impl) {
-      err << "attncheck check: " << printable(error.empty() ? "cannot load plugin " + path : error) << "\n";
-      return false;
-    }
-    ImplementationFactory again = [path, options](std::string& error) {
-      return load_plugin_again(path, options, error);
-    };
-    targets.push_back({std::move(impl), "--plugin " + shell_quote(arg), Expectation::none, std::move(again), false, 0,
-                       {}, parsed.label});
-  }
-  if (!a.pythons.empty() && !choose_python_targets(a, options, targets, err)) return false;
+// --impl NAME: a built-in, named as the user wrote it (each once).
+bool choose_builtin_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, std::ostream& err) {
   std::vector<std::string> seen;
   for (const std::string& name : a.impls) {
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
@@ -237,33 +255,68 @@ bool choose_targets(const CheckArgs& a, const PluginOptions& options, std::vecto
     if (!impl) {
       std::vector<std::string> names;
       for (const BuiltinInfo& b : builtins()) names.emplace_back(b.name);
-      err << "attncheck check: unknown implementation '" << name << "'; the built-ins are: " << joined(names)
-          << " (or load your own with --plugin PATH)\n";
-      return false;
+      return say(err, "unknown implementation '" + name + "'; the built-ins are: " + joined(names) +
+                          " (or load your own with --plugin PATH)");
     }
-    targets.push_back({std::move(impl), "--impl " + shell_quote(name), Expectation::none, builtin_factory(name), true, 0, {}, ""});
+    targets.push_back(Target{
+        .loaded = std::move(impl),
+        .open = builtin_factory(name),
+        .new_instance_per_law = true,
+        .reproduce = reproducer(a, p.seed, "--impl " + shell_quote(name)),
+    });
   }
   return true;
+}
+
+// The implementations to check, loaded: the embedded default's built-ins when
+// none is named, else --plugin's, --python's and --impl's in that order. A
+// target's `name` is its --plugin label here, empty without one (name_targets).
+bool choose_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, std::ostream& err) {
+  if (!any_plugin(a) && a.impls.empty()) {
+    for (Target& t : default_targets()) {
+      t.loaded = make_builtin(t.name);
+      t.reproduce = reproducer(a, p.seed, "--impl " + t.name);
+      targets.push_back(std::move(t));
+    }
+    return true;
+  }
+  for (const std::string& arg : a.plugins) {
+    const PluginArg parsed = split_plugin_arg(arg);
+    std::string error;
+    std::unique_ptr<Implementation> impl = load_plugin(parsed.path, p.plugin_options, error);
+    if (!impl) return say(err, printable(error.empty() ? "cannot load plugin " + parsed.path : error));
+    targets.push_back(Target{
+        .name = parsed.label,
+        .loaded = std::move(impl),
+        .open = [path = parsed.path, options = p.plugin_options](std::string& error) {
+          return load_plugin_again(path, options, error);
+        },
+        .reproduce = reproducer(a, p.seed, "--plugin " + shell_quote(arg)),
+    });
+  }
+  if (!a.pythons.empty() && !choose_python_targets(a, p, targets, err)) return false;
+  return choose_builtin_targets(a, p, targets, err);
 }
 
 // The name each target has in the reports: its label, else its own name; a
 // name taken already gets "-2", "-3", ... (two plugins may call themselves
 // the same, and CI systems fold testcases with the same classname and name).
 // Two equal labels are refused: the user chose them to tell plugins apart.
-bool report_names(const std::vector<Target>& targets, std::vector<std::string>& names, std::ostream& err) {
+// The embedded default's built-ins come named (their own names, each once).
+bool name_targets(std::vector<Target>& targets, std::ostream& err) {
+  std::vector<std::string> names;
   for (const Target& t : targets)
-    if (!t.label.empty() && std::count(names.begin(), names.end(), t.label)) {
-      err << "attncheck check: --plugin " << t.label << "=...: the label " << t.label << " is given twice\n";
-      return false;
-    } else {
-      names.push_back(t.label);
-    }
+    if (!t.name.empty() && std::count(names.begin(), names.end(), t.name))
+      return say(err, "--plugin " + t.name + "=...: the label " + t.name + " is given twice");
+    else
+      names.push_back(t.name);
   for (std::size_t k = 0; k < targets.size(); ++k) {
+    targets[k].source = targets[k].loaded->source();
     if (!names[k].empty()) continue;
-    const std::string own = targets[k].impl->name();
+    const std::string own = targets[k].loaded->name();
     std::string name = own;
     for (int n = 2; std::count(names.begin(), names.end(), name); ++n) name = own + "-" + std::to_string(n);
-    names[k] = name;
+    names[k] = targets[k].name = name;
   }
   return true;
 }
@@ -290,190 +343,89 @@ std::vector<LawResult> with_skipped_laws(std::vector<LawResult> ran, const std::
   return out;
 }
 
-int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
-  const std::optional<std::vector<DType>> dtypes = parse_dtypes(a.dtype);
-  if (!dtypes) {
-    err << "attncheck check: bad --dtype '" << a.dtype << "'; choose " << dtype_names() << " or all\n";
-    return 2;
-  }
-  PluginOptions plugin_options;
-  for (const std::string& bad :
-       {cases_problem(a.cases), plugin_options_problem(a.timeout_ms, a.load_timeout_ms, a.memory_limit, plugin_options),
-        wall_limits_problem(a.wall_timeout_ms, a.load_wall_timeout_ms, plugin_options),
-        report_paths_problem(a.reports), budget_problem(a.budget_seconds), jobs_problem(a.jobs)})
-    if (!bad.empty()) {
-      err << "attncheck check: " << bad << "\n";
-      return 2;
+// Asks every target which dtypes and shapes it takes before any law runs,
+// saying what it drops or restricts; false when one takes none of the
+// requested calls (nothing of it can be checked: exit 2).
+bool probe_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, std::ostream& chatter,
+                   std::ostream& err) {
+  for (Target& t : targets) {
+    const bool takes_some = probe_target(t, p.dtypes);
+    for (const DroppedDType& d : t.probes->dtypes.dropped) chatter << t.loaded->name() << ": " << describe(d) << "\n";
+    if (!takes_some) {
+      err << "attncheck check: " << t.loaded->name() << " (" << t.loaded->source()
+          << ") supports none of the requested calls: every probe of dtype " << a.dtype
+          << " (head_dim 2 to 256, q_len 4 and 1, kv_len 2 to 128) answered ATTNCHECK_UNSUPPORTED; nothing can be checked\n";
+      return false;
     }
-  if (a.min_judged < 1) {
-    err << "attncheck check: --min-judged must be at least 1 (got " << a.min_judged << ")\n";
-    return 2;
+    if (t.probes->shapes.restricts())
+      chatter << t.loaded->name() << ": accepts only " << t.probes->shapes.describe() << "; cases are drawn within that\n";
   }
-  std::string shape_error;
-  const std::optional<GenOptions> shapes = shape_options(a.shapes, shape_error);
-  if (!shapes) {
-    err << "attncheck check: " << shape_error << "\n";
-    return 2;
-  }
-  std::string terminal_error;
-  const std::optional<TerminalMode> mode =
-      terminal_mode(TerminalFacts::of_this_process(), a.color, a.quiet, terminal_error);
-  if (!mode) {
-    err << "attncheck check: " << terminal_error << "\n";
-    return 2;
-  }
-  bool seed_from_env = false;
-  std::string seed_error;
-  const std::optional<uint64_t> seed = seed_from_flag_or_env(a.seed, seed_from_env, seed_error);
-  if (!seed_error.empty()) {
-    err << "attncheck check: " << seed_error << "\n";
-    return 2;
-  }
-  Expectations expectations;
-  expectations.skip_laws = a.skip_laws;
-  std::string expectation_error;
-  for (const std::string& x : a.expect_fail)
-    if (!add_expect_fail(x, expectations, expectation_error)) {
-      err << "attncheck check: " << expectation_error << "\n";
-      return 2;
-    }
-  if (!a.config.empty() && !load_expectations_config(a.config, expectations, expectation_error)) {
-    err << "attncheck check: " << expectation_error << "\n";
-    return 2;
-  }
-  // The laws now, before any plugin is loaded; the implementations' names once they are.
-  if (const std::string bad = expectations_problem(expectations, {}); !bad.empty()) {
-    err << "attncheck check: " << bad << "\n";
-    return 2;
-  }
-  std::vector<const Law*> requested;
-  if (!choose_laws(a, requested, err)) return 2;
-  std::vector<const Law*> laws;
-  for (const Law* l : requested)
-    if (!expectations.skipped(l->name)) laws.push_back(l);
-  for (const ReportFormat& f : report_formats())
-    if (const std::string path = report_path(a, f.key); !path.empty() && !writable(path, false, err, f.flag.data()))
-      return 2;
-  if (!a.save_failures_dir.empty() && !writable(a.save_failures_dir, true, err, "--save-failures")) return 2;
-  // Before anything is loaded or run: an interrupted run must leave no earlier report behind.
-  if (const std::string bad = remove_stale_reports(a.reports); !bad.empty()) {
-    err << "attncheck check: " << printable(bad) << "\n";
-    return 2;
-  }
-  std::vector<Target> targets;
-  if (!choose_targets(a, plugin_options, targets, err)) return 2;
-  std::vector<std::string> names;
-  if (!report_names(targets, names, err)) return 2;
-  if (const std::string bad = expectations_problem(expectations, names); !bad.empty()) {
-    err << "attncheck check: " << bad << "\n";
-    return 2;
-  }
-  // --quiet: what the run printed on the way is left out, the failures and the verdict stay.
-  std::ostringstream discarded;
-  std::ostream& chatter = mode->quiet ? static_cast<std::ostream&>(discarded) : out;
-  const ConsoleStyle style{mode->colour};
+  return true;
+}
 
-  RunReport report;
-  report.seed = seed ? *seed : fresh_seed();
-  report.timestamp = utc_timestamp();
-  report.profile = a.shapes.profile;
-  report.default_run = !any_plugin(a) && a.impls.empty();
-  out << "seed: " << report.seed << (seed_from_env ? " (from ATTNCHECK_SEED)" : "") << "\n";
+// The run's account before it starts: the seed (always), the command that
+// repeats the whole run, what the embedded default expects.
+void announce(const CheckArgs& a, const CheckPlan& p, const RunReport& report, std::ostream& out,
+              std::ostream& chatter) {
+  out << "seed: " << report.seed << (p.seed_from_env ? " (from ATTNCHECK_SEED)" : "") << "\n";
   chatter << "rerun: " << rerun_command(a, report.seed) << "\n";
   if (report.default_run)
     chatter << "embedded default: every built-in; the references must pass every law, every zoo member must be caught\n";
   out.flush();
+}
 
-  RunBudget budget(a.budget_seconds);
+// Where the run's output goes while it runs: the console's lines (`chatter`:
+// discarded under --quiet) and the progress line on stderr.
+struct RunConsole {
+  std::ostream& chatter;
+  ProgressLine& progress;
+  bool progress_shown;
+};
 
-  // Ask every implementation which dtypes and shapes it takes before any law runs.
-  std::vector<DTypeProbe> probes;
-  std::vector<ShapeFindings> findings;
-  for (Target& t : targets) {
-    probes.push_back(probe_dtypes(*t.impl, *dtypes));
-    const DTypeProbe& p = probes.back();
-    for (const DroppedDType& d : p.dropped) chatter << t.impl->name() << ": " << describe(d) << "\n";
-    if (p.supported.empty()) {
-      err << "attncheck check: " << t.impl->name() << " (" << t.impl->source()
-          << ") supports none of the requested calls: every probe of dtype " << a.dtype
-          << " (head_dim 2 to 256, q_len 4 and 1, kv_len 2 to 128) answered ATTNCHECK_UNSUPPORTED; nothing can be checked\n";
-      return 2;
-    }
-    findings.push_back(probe_shapes(*t.impl, p.supported.front()));
-    if (findings.back().restricts())
-      chatter << t.impl->name() << ": accepts only " << findings.back().describe() << "; cases are drawn within that\n";
-  }
-
-  std::vector<std::string> errors;
-  std::vector<CheckTarget> checks;
-  for (std::size_t k = 0; k < targets.size(); ++k) {
-    Target& t = targets[k];
-    LawRunSettings s;
-    s.options.seed = report.seed;
-    s.options.cases = a.cases;
-    s.options.shrink_seconds = kShrinkSecondsPerLaw;
-    s.options.gen = *shapes;
-    s.options.gen.dtypes = probes[k].supported;
-    restrict_to(s.options.gen, findings[k]);
-    // A fault in the dtype probe comes first: after it, a plugin that cannot be
-    // restarted answers nothing the shape probe could learn from.
-    const bool dtype_fault = probes[k].fault_case.has_value();
-    s.probe_fault_case = dtype_fault ? probes[k].fault_case : findings[k].fault_case;
-    s.probe_fault_status = dtype_fault ? probes[k].fault_status : findings[k].fault_status;
-    s.probe_fault_message = dtype_fault ? probes[k].fault_message : findings[k].fault_message;
-    s.options.min_judged = std::min(a.min_judged, a.cases);  // a floor above --cases could never be met
-    s.save_failures_dir = a.save_failures_dir;
-    s.must_fail = t.expectation == Expectation::must_be_caught;
-    s.expected_failure = [&expectations, name = names[k]](const std::string& law) {
-      return expectations.find(name, law);
-    };
-    s.only_laws_requiring = t.only_laws_requiring;
-    s.only_reason = t.only_reason;
-    s.stop_reason = [&budget] { return budget.over() ? budget.not_run() : std::string(); };
-    s.reproduce = [&, flag = t.flag](const std::string& law) {
-      return rerun_command(a, report.seed, Focus{flag, law});
-    };
-    checks.push_back({names[k], t.impl->source(), t.open, t.builtin, std::move(t.impl), std::move(s)});
-  }
-  ProgressLine progress(err, mode->progress, checks.size() * laws.size());
+// Runs every law on every target (run_checks) and puts each target's results
+// in the report as it is done, in the targets' order whatever --jobs.
+void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, const RunSettings& settings,
+                 RunBudget& budget, RunReport& report, std::vector<std::string>& errors, const RunConsole& console) {
   // With a progress line the "checking ..." line is printed whole when its
   // implementation is done: half a line on stdout would be drawn over.
   auto checking = [&](std::size_t k) {
-    return "checking " + checks[k].name + " (" + checks[k].source + "): " + std::to_string(laws.size()) +
+    return "checking " + targets[k].name + " (" + targets[k].source + "): " + std::to_string(p.laws.size()) +
            " law(s), " + std::to_string(a.cases) + " cases each ...";
   };
   auto started = [&](std::size_t k) {
-    if (!mode->progress) chatter << checking(k) << std::flush;
+    if (!console.progress_shown) console.chatter << checking(k) << std::flush;
   };
-  const bool on_items_serial = a.jobs <= 1 || checks.size() * laws.size() <= 1;
+  const bool on_items_serial = a.jobs <= 1 || targets.size() * p.laws.size() <= 1;
   CheckProgress on_items;
-  on_items.started = [&](std::size_t k, const Law& law) { progress.working_on(checks[k].name, law.name); };
+  on_items.started = [&](std::size_t k, const Law& law) { console.progress.working_on(targets[k].name, law.name); };
   on_items.finished = [&](std::size_t k, const LawResult& l) {
-    if (!on_items_serial) progress.working_on(checks[k].name, l.run.law + " done");
-    progress.finished_one(l.run.judged);
+    if (!on_items_serial) console.progress.working_on(targets[k].name, l.run.law + " done");
+    console.progress.finished_one(l.run.judged);
   };
   auto done = [&](std::size_t k, std::vector<LawResult> results, double seconds) {
-    ImplementationResult r = finish_implementation(checks[k].name, checks[k].source,
-                                                   with_skipped_laws(std::move(results), requested, expectations),
-                                                   checks[k].settings, errors);
+    ImplementationResult r = finish_implementation(
+        targets[k], with_skipped_laws(std::move(results), p.requested, p.expectations), settings, errors);
     r.seconds = seconds;
     if (budget.spent()) r.notes.push_back(budget.describe());
     r.expectation = targets[k].expectation;
     r.insufficient_fails = !a.allow_insufficient;
-    r.accepted_shapes = findings[k].describe();
-    for (const DroppedDType& d : probes[k].dropped) r.notes.push_back(describe(d));
-    progress.clear();
-    if (mode->progress) chatter << checking(k);
-    chatter << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0 << " s)\n"
-            << std::flush;
+    add_probe_findings(r, targets[k]);
+    console.progress.clear();
+    if (console.progress_shown) console.chatter << checking(k);
+    console.chatter << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0
+                    << " s)\n"
+                    << std::flush;
     report.implementations.push_back(std::move(r));
   };
-  out.flush();
-  run_checks(checks, laws, a.jobs, budget, started, done, errors, on_items);
-  progress.clear();
-  chatter << "\n";
-  if (budget.spent()) out << budget.describe() << "\n";
+  run_checks(targets, p.laws, settings, a.jobs, budget, started, done, errors, on_items);
+  console.progress.clear();
+}
 
+// The verdict: the law table, the failures, the notes, each report file;
+// then the exit status (docs/cli.md).
+int report_run(const CheckArgs& a, const CheckPlan& p, const RunReport& report, std::vector<std::string>& errors,
+               std::ostream& chatter, std::ostream& out, std::ostream& err) {
+  const ConsoleStyle style{p.mode.colour};
   print_law_table(report, chatter, style);
   print_failures(report, out, style);
   for (const ImplementationResult& r : report.implementations)
@@ -496,6 +448,44 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   if (!errors.empty()) return 2;
   if (report.default_run) return report.expectations_held() ? 0 : 1;
   return report.any_failure() ? 1 : 0;
+}
+
+int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+  std::optional<CheckPlan> plan = plan_check(a, err);
+  if (!plan || !prepare_outputs(a, err)) return 2;
+  const CheckPlan& p = *plan;
+  std::vector<Target> targets;
+  if (!choose_targets(a, p, targets, err) || !name_targets(targets, err)) return 2;
+  std::vector<std::string> names;
+  for (const Target& t : targets) names.push_back(t.name);
+  if (refused(err, expectations_problem(p.expectations, names))) return 2;
+  // --quiet: what the run printed on the way is left out, the failures and the verdict stay.
+  std::ostringstream discarded;
+  std::ostream& chatter = p.mode.quiet ? static_cast<std::ostream&>(discarded) : out;
+
+  RunReport report;
+  report.seed = p.seed;
+  report.timestamp = utc_timestamp();
+  report.profile = a.shapes.profile;
+  report.default_run = !any_plugin(a) && a.impls.empty();
+  announce(a, p, report, out, chatter);
+
+  RunBudget budget(a.budget_seconds);
+  if (!probe_targets(a, p, targets, chatter, err)) return 2;
+  const RunSettings settings{
+      .options = {.seed = report.seed, .cases = a.cases, .shrink_seconds = kShrinkSecondsPerLaw,
+                  .min_judged = a.min_judged, .gen = p.shapes},
+      .save_failures_dir = a.save_failures_dir,
+      .expectations = &p.expectations,
+      .stop_reason = [&budget] { return budget.over() ? budget.not_run() : std::string(); },
+  };
+  std::vector<std::string> errors;
+  ProgressLine progress(err, p.mode.progress, targets.size() * p.laws.size());
+  out.flush();
+  run_targets(a, p, targets, settings, budget, report, errors, RunConsole{chatter, progress, p.mode.progress});
+  chatter << "\n";
+  if (budget.spent()) out << budget.describe() << "\n";
+  return report_run(a, p, report, errors, chatter, out, err);
 }
 
 }  // namespace

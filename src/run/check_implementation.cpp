@@ -1,52 +1,49 @@
 #include "run/check_implementation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
 #include "casefile/case_file.h"
 #include "diagnosis/diagnose.h"
+#include "laws/process_law.h"
 #include "problem/fnv1a.h"
 
 namespace attncheck {
 namespace {
 
-// A crash, hang or bad write fails the process law that judges it, unless
-// that law already failed on its own. A process law left out by --law is
-// added: a fault is never silent.
-void charge_fault(ImplementationResult& r, CallStatus status, const Problem& fault_case, const std::string& message,
-                  const std::string& found_while) {
-  const Law* judge = process_law_for(status);
-  if (!judge) return;
-  LawResult* target = nullptr;
-  for (LawResult& l : r.laws)
-    if (l.run.law == judge->name) target = &l;
-  if (!target) {
-    r.laws.push_back(LawResult{});
-    target = &r.laws.back();
-    target->run.law = judge->name;
-    target->run.cases = 0;
-  } else if (target->failed()) {
-    return;
+// The faults seen under other laws' cases and in the probes fail the process
+// laws that judge them, as laws/process_law.h decides; a process law left out
+// by --law is added (a fault is never silent).
+void charge_faults_seen(ImplementationResult& r, const Target& target) {
+  std::vector<ProcessFault> seen;
+  for (const LawResult& l : r.laws)
+    if (l.run.fault_case) seen.push_back({l.run.fault_status, *l.run.fault_case, l.run.fault_message, l.run.law});
+  if (target.probes)
+    if (std::optional<ProcessFault> f = target.probes->fault()) seen.push_back(std::move(*f));
+  auto result_of = [&r](const std::string& law) -> LawResult* {
+    for (LawResult& l : r.laws)
+      if (l.run.law == law) return &l;
+    return nullptr;
+  };
+  const std::vector<ProcessLawCharge> charges = charge_process_faults(seen, [&](const Law& law) {
+    const LawResult* l = result_of(law.name);
+    return l && l->failed();
+  });
+  for (const ProcessLawCharge& c : charges) {
+    LawResult* l = result_of(c.law->name);
+    if (!l) {
+      r.laws.push_back(LawResult{});
+      l = &r.laws.back();
+      l->run.law = c.law->name;
+      l->run.cases = 0;
+    }
+    l->run.status = LawStatus::fail;
+    l->run.message = c.fault->message;
+    l->run.counterexample = c.fault->call;
+    l->run.shrink_steps = 0;
+    l->found_while = c.fault->found_while;
   }
-  target->run.status = LawStatus::fail;
-  target->run.message = message;
-  target->run.counterexample = fault_case;
-  target->run.shrink_steps = 0;
-  target->found_while = found_while;
-}
-
-// Faults provoked by another law's case (or by the shape probe before the laws ran).
-void charge_process_faults(ImplementationResult& r, const LawRunSettings& settings) {
-  const std::size_t judged = r.laws.size();
-  for (std::size_t k = 0; k < judged; ++k) {
-    if (!r.laws[k].run.fault_case) continue;
-    // Copied: r.laws may grow in charge_fault.
-    const LawReport run = r.laws[k].run;
-    charge_fault(r, run.fault_status, *run.fault_case, run.fault_message, run.law);
-  }
-  if (settings.probe_fault_case)
-    charge_fault(r, settings.probe_fault_status, *settings.probe_fault_case, settings.probe_fault_message,
-                 "the probe of dtypes and shapes (before the laws ran)");
 }
 
 // The pinned v2 contract (include/attncheck/plugin_v2.h): "a declared feature
@@ -84,15 +81,35 @@ void fail_refused_features(ImplementationResult& r) {
   }
 }
 
-// Whether any law judged a call of the implementation that completed: a
-// process law's own failure is its fault, not a completed call (its judged
-// count includes it); a fault charged to a process law is not in its count.
+// Whether any law judged a call of the implementation that completed
+// (laws/process_law.h: a process law's own failure is a call that did not).
 bool completed_a_judged_call(const ImplementationResult& r) {
-  for (const LawResult& l : r.laws) {
-    const bool own_fault = l.failed() && is_process_law(l.run.law) && l.found_while.empty();
-    if (l.run.judged - (own_fault ? 1 : 0) > 0) return true;
-  }
+  for (const LawResult& l : r.laws)
+    if (completed_judged_calls(l.run.law, l.run.judged, l.failed() && l.found_while.empty()) > 0) return true;
   return false;
+}
+
+// The declared expected failures (--expect-fail, --config), except for an
+// implementation that completed no judged call (every call crashed, say):
+// an expected failure never turns that into a pass, so its declared
+// failures count as failures then.
+void apply_expectations(ImplementationResult& r, const Expectations* expectations) {
+  for (LawResult& l : r.laws)
+    if (const ExpectedFailure* e = expectations ? expectations->find(r.name, l.run.law) : nullptr) {
+      if (e->strict || l.failed())
+        l.expected_failure = e->reason;
+      else if (l.run.status == LawStatus::pass)
+        l.passed_despite = e->reason;
+    }
+  if (completed_a_judged_call(r)) return;
+  for (LawResult& l : r.laws)
+    if (l.expected_fail()) {
+      l.run.message += "; declared an expected failure" +
+                       (l.expected_failure->empty() ? std::string() : " (" + *l.expected_failure + ")") +
+                       ", not honoured: no call of " + r.name +
+                       " completed a judged case, and an expected failure never makes that a pass";
+      l.expected_failure.reset();
+    }
 }
 
 }  // namespace
@@ -106,9 +123,19 @@ uint64_t law_seed(uint64_t run_seed, std::string_view law) {
   return z ^ (z >> 31);
 }
 
-LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& settings) {
-  using Clock = std::chrono::steady_clock;
+RunOptions law_options(const RunSettings& settings, const Target& target) {
   RunOptions o = settings.options;
+  if (target.probes) {
+    o.gen.dtypes = target.probes->dtypes.supported;
+    restrict_to(o.gen, target.probes->shapes);
+  }
+  o.min_judged = std::min(o.min_judged, o.cases);
+  return o;
+}
+
+LawResult check_law(Implementation& impl, const Law& law, const Target& target, const RunSettings& settings) {
+  using Clock = std::chrono::steady_clock;
+  RunOptions o = law_options(settings, target);
   o.seed = law_seed(settings.options.seed, law.name);
   o.stop_reason = settings.stop_reason;
   LawResult l;
@@ -122,10 +149,10 @@ LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& 
     return l;
   }
   // The embedded default's choice of laws for some zoo members: by request.
-  if (settings.only_laws_requiring && !(law.required & settings.only_laws_requiring)) {
+  if (target.only_laws_requiring && !(law.required & target.only_laws_requiring)) {
     l.run.status = LawStatus::skipped;
     l.run.skip_reason = SkipReason::by_request;
-    l.run.message = settings.only_reason;
+    l.run.message = target.only_reason;
     return l;
   }
   const auto law_start = Clock::now();
@@ -139,46 +166,28 @@ LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& 
   return l;
 }
 
-ImplementationResult finish_implementation(std::string name, std::string source, std::vector<LawResult> laws,
-                                           const LawRunSettings& settings, std::vector<std::string>& errors) {
+ImplementationResult finish_implementation(const Target& target, std::vector<LawResult> laws,
+                                           const RunSettings& settings, std::vector<std::string>& errors) {
   ImplementationResult r;
-  r.name = std::move(name);
-  r.source = std::move(source);
-  r.dtypes = settings.options.gen.dtypes;
+  r.name = target.name;
+  r.source = target.source;
+  r.dtypes = law_options(settings, target).gen.dtypes;
   r.laws = std::move(laws);
-  charge_process_faults(r, settings);
+  charge_faults_seen(r, target);
   fail_refused_features(r);
-
-  for (LawResult& l : r.laws)
-    if (const ExpectedFailure* e = settings.expected_failure ? settings.expected_failure(l.run.law) : nullptr) {
-      if (e->strict || l.failed())
-        l.expected_failure = e->reason;
-      else if (l.run.status == LawStatus::pass)
-        l.passed_despite = e->reason;
-    }
-  // An expected failure never turns an implementation that completed no
-  // judged call (every call crashed, say) into a pass: its declared failures
-  // count as failures then.
-  if (!completed_a_judged_call(r))
-    for (LawResult& l : r.laws)
-      if (l.expected_fail()) {
-        l.run.message += "; declared an expected failure" +
-                         (l.expected_failure->empty() ? std::string() : " (" + *l.expected_failure + ")") +
-                         ", not honoured: no call of " + r.name +
-                         " completed a judged case, and an expected failure never makes that a pass";
-        l.expected_failure.reset();
-      }
+  apply_expectations(r, settings.expectations);
 
   for (LawResult& l : r.laws) {
     if (l.passed_despite) r.notes.push_back(passed_despite_note(l));
     if (!l.failed()) continue;
     const std::string& repro_law = l.found_while.empty() ? l.run.law : l.found_while;
-    if (settings.reproduce) l.reproduce = settings.reproduce(repro_law);
+    if (target.reproduce) l.reproduce = target.reproduce(repro_law);
     if (!l.run.counterexample || settings.save_failures_dir.empty()) continue;
     CaseRecord c = failure_record(*l.run.counterexample, l.run.law, r.name, r.source, settings.found_by,
                                   settings.options.seed, l.run.message, l.run.diagnosis);
     // Replayed as recorded, the case must fail again where its failure was expected.
-    c.expect = settings.must_fail || l.expected_failure ? "fail" : "pass";
+    const bool must_fail = target.expectation == Expectation::must_be_caught;
+    c.expect = must_fail || l.expected_failure ? "fail" : "pass";
     try {
       l.case_file = save_case(c, settings.save_failures_dir);
     } catch (const std::exception& e) {
@@ -189,13 +198,19 @@ ImplementationResult finish_implementation(std::string name, std::string source,
   return r;
 }
 
-ImplementationResult check_implementation(Implementation& impl, const std::vector<const Law*>& laws,
-                                          const LawRunSettings& settings, std::vector<std::string>& errors) {
+void add_probe_findings(ImplementationResult& r, const Target& target) {
+  if (!target.probes) return;
+  r.accepted_shapes = target.probes->shapes.describe();
+  for (const DroppedDType& d : target.probes->dtypes.dropped) r.notes.push_back(describe(d));
+}
+
+ImplementationResult check_implementation(Target& target, const std::vector<const Law*>& laws,
+                                          const RunSettings& settings, std::vector<std::string>& errors) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   std::vector<LawResult> results;
-  for (const Law* law : laws) results.push_back(check_law(impl, *law, settings));
-  ImplementationResult r = finish_implementation(impl.name(), impl.source(), std::move(results), settings, errors);
+  for (const Law* law : laws) results.push_back(check_law(*target.loaded, *law, target, settings));
+  ImplementationResult r = finish_implementation(target, std::move(results), settings, errors);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
 }

@@ -1,13 +1,15 @@
-// Runs the chosen laws against one implementation and turns what run_law
-// found into the report's results: process faults seen under other laws are
-// charged to the process law they belong to, each failure gets its diagnosis,
-// its saved case file and the command that reproduces it.
+// Runs the chosen laws against one implementation (a Target, target.h) and
+// turns what run_law found into the report's results: process faults seen
+// under other laws are charged to the process law they belong to
+// (laws/process_law.h decides), each failure gets its diagnosis, its saved
+// case file and the command that reproduces it.
 //
 // Example usage:
-//   LawRunSettings s;  s.options.seed = 42;  s.options.gen.dtypes = {DType::f32};
-//   s.reproduce = [](const std::string& law) { return "attncheck check --impl naive --law " + law + " --seed 42"; };
+//   Target t{.name = "naive", .source = "builtin:naive", .loaded = make_builtin("naive"),
+//            .reproduce = [](const std::string& law) { return "attncheck check --impl naive --law " + law; }};
+//   RunSettings s{.options = {.seed = 42}};
 //   std::vector<std::string> errors;
-//   ImplementationResult r = check_implementation(impl, {find_law("matches_oracle")}, s, errors);
+//   ImplementationResult r = check_implementation(t, {find_law("matches_oracle")}, s, errors);
 #pragma once
 
 #include <cstdint>
@@ -16,46 +18,40 @@
 #include <string_view>
 #include <vector>
 
-#include "run/expectations.h"
-#include "laws/law.h"
 #include "driver/law_run.h"
+#include "laws/law.h"
 #include "report/run_report.h"
+#include "run/expectations.h"
+#include "run/target.h"
 
 namespace attncheck {
 
-struct LawRunSettings {
-  RunOptions options;             // seed = the run's seed; gen.dtypes = what the implementation offers
+// What every law run of a check shares, whatever the target.
+struct RunSettings {
+  // seed: the run's (each law runs from law_seed of it); gen: the shapes asked
+  // for, which each target narrows to what its probes found (law_options).
+  RunOptions options;
   std::string save_failures_dir;  // empty: do not save
   std::string found_by = "rapidcheck";
-  // The command line that reproduces a failure of `law` (the law to pass to --law).
-  std::function<std::string(const std::string& law)> reproduce;
-  // The declared expected failure of `law` on this implementation, if any
-  // (check --expect-fail, --config; nullptr: none). Unset: none is expected.
-  std::function<const ExpectedFailure*(const std::string& law)> expected_failure;
-  // The implementation must fail (a zoo member in the embedded default run):
-  // its saved cases record "expect": "fail", as do those of an expected failure.
-  bool must_fail = false;
+  // The run's declared outcomes (check --expect-fail, --config); nullptr: none.
+  const Expectations* expectations = nullptr;
   // Asked before each law and each case (RunOptions::stop_reason): a
   // non-empty answer stops there, and a law left with too few judged cases
   // is insufficient with that reason (check --budget: "not run: the --budget
   // of 30 s was spent"), never skipped.
   std::function<std::string()> stop_reason;
-  // Nonzero: a law that requires none of these features is skipped with
-  // only_reason (the embedded default's backward zoo: default_run.h).
-  FeatureBits only_laws_requiring = 0;
-  std::string only_reason;
-  // A process fault the shape probe provoked before any law ran: charged to
-  // its process law like any other.
-  std::optional<Problem> probe_fault_case;
-  CallStatus probe_fault_status = CallStatus::ok;
-  std::string probe_fault_message;
 };
 
-// One law on one implementation: insufficient (not run) when
-// settings.stop_reason already says so, else run_law from the law's seed, and
-// the diagnosis of its own failure.
-// What a parallel check (parallel_check.h) runs per work item.
-LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& settings);
+// The options one law runs with on `target`: the run's, drawn within the
+// dtypes and shapes its probes found, with a judged floor no higher than the
+// cases drawn (a floor above --cases could never be met).
+RunOptions law_options(const RunSettings& settings, const Target& target);
+
+// One law on `impl`, an instance of `target`: insufficient (not run) when
+// settings.stop_reason already says so, skipped when the target runs only
+// other laws, else run_law from the law's seed, and the diagnosis of its own
+// failure. What a parallel check (parallel_check.h) runs per work item.
+LawResult check_law(Implementation& impl, const Law& law, const Target& target, const RunSettings& settings);
 
 // The laws' results (in catalogue order) become the implementation's: process
 // faults charged to their process laws, a declared feature refused on every
@@ -64,12 +60,16 @@ LawResult check_law(Implementation& impl, const Law& law, const LawRunSettings& 
 // implementation that completed no judged call: that is never a pass), the
 // saved case files. `errors` receives a line for each case file
 // that could not be written. Leaves `seconds` to the caller.
-ImplementationResult finish_implementation(std::string name, std::string source, std::vector<LawResult> laws,
-                                           const LawRunSettings& settings, std::vector<std::string>& errors);
+ImplementationResult finish_implementation(const Target& target, std::vector<LawResult> laws,
+                                           const RunSettings& settings, std::vector<std::string>& errors);
 
-// Both, law after law on one instance. `errors` as above.
-ImplementationResult check_implementation(Implementation& impl, const std::vector<const Law*>& laws,
-                                          const LawRunSettings& settings, std::vector<std::string>& errors);
+// Both, law after law on target.loaded. `errors` as above.
+ImplementationResult check_implementation(Target& target, const std::vector<const Law*>& laws,
+                                          const RunSettings& settings, std::vector<std::string>& errors);
+
+// What the target's probes found, for the report: the shapes it accepts, a
+// note for each dtype dropped (every probe call refused it).
+void add_probe_findings(ImplementationResult& r, const Target& target);
 
 // The seed one law runs from: the run's seed mixed with the law's name, so
 // laws see independent cases, and `--law L --seed S` repeats exactly what law

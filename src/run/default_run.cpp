@@ -4,20 +4,24 @@
 
 namespace attncheck {
 
-std::vector<DefaultTarget> default_targets() {
+std::vector<Target> default_targets() {
   const BuiltinInfo* reference = find_builtin("reference");
-  std::vector<DefaultTarget> targets;
+  std::vector<Target> targets;
   for (const BuiltinInfo& b : builtins()) {
-    DefaultTarget t;
-    t.name = std::string(b.name);
-    t.expectation = b.kind == BuiltinKind::reference ? Expectation::must_pass : Expectation::must_be_caught;
-    if (b.kind == BuiltinKind::zoo && b.backward_v2 && reference && b.forward == reference->forward &&
-        b.forward_v2 == reference->forward_v2) {
-      t.only_laws_requiring = kBackwardFeature;
-      t.only_reason = "not run in the embedded default: " + t.name +
-                      "'s forward is reference's, judged in reference's row";
-    }
-    targets.push_back(std::move(t));
+    const std::string name(b.name);
+    const bool forward_is_references = b.kind == BuiltinKind::zoo && b.backward_v2 && reference &&
+                                       b.forward == reference->forward && b.forward_v2 == reference->forward_v2;
+    targets.push_back(Target{
+        .name = name,
+        .source = "builtin:" + name,
+        .open = builtin_factory(name),
+        .new_instance_per_law = true,
+        .expectation = b.kind == BuiltinKind::reference ? Expectation::must_pass : Expectation::must_be_caught,
+        .only_laws_requiring = forward_is_references ? kBackwardFeature : FeatureBits{0},
+        .only_reason = forward_is_references
+                           ? "not run in the embedded default: " + name + "'s forward is reference's, judged in reference's row"
+                           : std::string(),
+    });
   }
   return targets;
 }

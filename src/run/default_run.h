@@ -10,24 +10,15 @@
 // does, and they were a quarter of the whole run's time.
 #pragma once
 
-#include <string>
 #include <vector>
 
-#include "problem/problem.h"
-#include "report/run_report.h"
+#include "run/target.h"
 
 namespace attncheck {
 
-struct DefaultTarget {
-  std::string name;  // a built-in (impls/builtins.h)
-  Expectation expectation = Expectation::none;
-  // Nonzero: only laws that require one of these features run; the others are
-  // skipped with `only_reason`.
-  FeatureBits only_laws_requiring = 0;
-  std::string only_reason;
-};
-
-// Every built-in, references first, in builtins() order.
-std::vector<DefaultTarget> default_targets();
+// Every built-in, references first, in builtins() order: named, with its
+// expectation, its laws and a new instance per law (`open`); not yet loaded
+// (`loaded` is the caller's, as are `reproduce` and the probes).
+std::vector<Target> default_targets();
 
 }  // namespace attncheck

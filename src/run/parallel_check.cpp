@@ -49,34 +49,35 @@ struct ItemAnswer {
 // The instances one worker (or the run without workers) keeps between items.
 class Instances {
  public:
-  explicit Instances(std::vector<CheckTarget>& targets) : targets_(targets), kept_(targets.size()) {}
+  explicit Instances(std::vector<Target>& targets) : targets_(targets), kept_(targets.size()) {}
 
   // The instance item `k`'s law runs on; `fresh` holds it when it is the law's own.
   Implementation* get(std::size_t k, std::unique_ptr<Implementation>& fresh, std::string& error) {
-    CheckTarget& t = targets_[k];
+    Target& t = targets_[k];
     if (t.new_instance_per_law) {
-      fresh = t.open(error);
+      if (t.open) fresh = t.open(error);
       return fresh.get();
     }
     if (t.loaded) return t.loaded.get();
-    if (!kept_[k]) kept_[k] = t.open(error);
+    if (!kept_[k] && t.open) kept_[k] = t.open(error);
     return kept_[k].get();
   }
   void close_all() { kept_.clear(); }
 
  private:
-  std::vector<CheckTarget>& targets_;
+  std::vector<Target>& targets_;
   std::vector<std::unique_ptr<Implementation>> kept_;
 };
 
-ItemAnswer run_item(const Item& item, std::vector<CheckTarget>& targets, Instances& instances, RunBudget& budget) {
+ItemAnswer run_item(const Item& item, std::vector<Target>& targets, const RunSettings& settings, Instances& instances,
+                    RunBudget& budget) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   ItemAnswer a;
   std::unique_ptr<Implementation> fresh;
   Implementation* impl = instances.get(item.target, fresh, a.error);
   if (!impl) {
-    const CheckTarget& t = targets[item.target];
+    const Target& t = targets[item.target];
     if (a.error.empty()) a.error = "cannot open another instance of " + t.name + " (" + t.source + ")";
     // Not run for want of an instance: nothing judged, and not because the law cannot apply.
     a.law.run.law = item.law->name;
@@ -86,7 +87,7 @@ ItemAnswer run_item(const Item& item, std::vector<CheckTarget>& targets, Instanc
     return a;
   }
   BudgetedImplementation budgeted(*impl, budget);
-  a.law = check_law(budgeted, *item.law, targets[item.target].settings);
+  a.law = check_law(budgeted, *item.law, targets[item.target], settings);
   a.budget_spent = budget.spent();
   a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return a;
@@ -122,7 +123,8 @@ bool decode(const std::string& bytes, ItemAnswer& a) {
 
 int default_jobs() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
-void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>& laws, int jobs, RunBudget& budget,
+void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& laws, const RunSettings& settings,
+                int jobs, RunBudget& budget,
                 const std::function<void(std::size_t)>& started,
                 const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
                 std::vector<std::string>& errors, const CheckProgress& progress) {
@@ -163,15 +165,15 @@ void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>
         announced[k] = true;
       }
       if (progress.started) progress.started(items[i].target, *items[i].law);
-      take(i, run_item(items[i], targets, instances, budget));
+      take(i, run_item(items[i], targets, settings, instances, budget));
     }
     return;
   }
   // Every worker opens its own instances; none may inherit the probes' plugin hosts.
-  for (CheckTarget& t : targets) t.loaded.reset();
+  for (Target& t : targets) t.loaded.reset();
   run_in_worker_processes(
       items.size(), static_cast<int>(workers),
-      [&](std::size_t i) { return encode(run_item(items[i], targets, instances, budget)); },
+      [&](std::size_t i) { return encode(run_item(items[i], targets, settings, instances, budget)); },
       [&] { instances.close_all(); },
       [&](std::size_t i, std::string bytes) {
         ItemAnswer a;

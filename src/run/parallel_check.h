@@ -21,8 +21,8 @@
 // the instance the probes used, with the compute threads left as they are.
 //
 // Example usage:
-//   std::vector<CheckTarget> targets = ...;  // name, source, open, settings
-//   run_checks(targets, laws, 2, budget,
+//   std::vector<Target> targets = ...;  // name, source, loaded, open (target.h), probed
+//   run_checks(targets, laws, settings, 2, budget,
 //              [&](std::size_t k) { out << "checking " << targets[k].name << " ..."; },
 //              [&](std::size_t k, std::vector<LawResult> laws, double seconds) { ... });
 #pragma once
@@ -37,20 +37,6 @@
 #include "run/run_budget.h"
 
 namespace attncheck {
-
-// A new instance of an implementation; nullptr (and `error`) when none can be opened.
-using ImplementationFactory = std::function<std::unique_ptr<Implementation>(std::string& error)>;
-
-struct CheckTarget {
-  std::string name, source;
-  ImplementationFactory open;
-  bool new_instance_per_law = false;  // built-ins
-  // The instance the probes used: the one a run with one worker calls (a
-  // plugin is then loaded once, as before --jobs). Closed before the workers
-  // start otherwise, so that no worker inherits its host's sockets.
-  std::unique_ptr<Implementation> loaded;
-  LawRunSettings settings;  // its skip_reason may ask `budget`
-};
 
 // What a progress line (cli/progress_line.h) learns while the run goes: both optional.
 struct CheckProgress {
@@ -67,8 +53,8 @@ inline constexpr int kMaxJobs = 256;
 // The default of --jobs: the core count, at least 1.
 int default_jobs();
 
-// Runs every law on every target, on min(jobs, items) workers, every call
-// through `budget`. For each target in order, once it and all before it are
+// Runs every law on every target with `settings` (whose stop_reason may ask
+// `budget`), on min(jobs, items) workers, every call through `budget`. For each target in order, once it and all before it are
 // done: started(k), then done(k, its laws' results in `laws` order, the
 // seconds they took, diagnosis included). With one worker and a target that
 // is alone in its group of items (parallel_check.cpp: a run of one target, or
@@ -77,7 +63,8 @@ int default_jobs();
 // `errors` receives a line for each item that could not run (no instance
 // could be opened); its law is then reported insufficient with that reason.
 // Throws std::runtime_error when a worker process dies (worker_processes.h).
-void run_checks(std::vector<CheckTarget>& targets, const std::vector<const Law*>& laws, int jobs, RunBudget& budget,
+void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& laws, const RunSettings& settings,
+                int jobs, RunBudget& budget,
                 const std::function<void(std::size_t)>& started,
                 const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
                 std::vector<std::string>& errors, const CheckProgress& progress = {});

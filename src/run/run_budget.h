@@ -1,7 +1,7 @@
 // `check --budget SECONDS`: a bound on the whole run. Once it is spent no
 // implementation is called again: every further call answers "unsupported"
 // with the reason, and the law still running stops with what it judged
-// (LawRunSettings::stop_reason); it and the laws not yet started are
+// (RunSettings::stop_reason); it and the laws not yet started are
 // insufficient with the reason ("not run: the --budget of 30 s was spent")
 // unless they judged --min-judged cases already, so a budget never passes a
 // law it left unjudged, and the report comes out on time however slow the

@@ -117,13 +117,15 @@ class CrashesOnLongQueries final : public Implementation {
 };
 
 TEST(CheckImplementation, ChargesAFaultToItsProcessLaw) {
-  CrashesOnLongQueries impl;
-  LawRunSettings s;
-  s.options.seed = 3;
-  s.options.cases = 50;
-  s.reproduce = [](const std::string& law) { return "repro " + law; };
+  Target target{
+      .name = "crashes_on_long_queries",
+      .source = "builtin:crashes_on_long_queries",
+      .loaded = std::make_unique<CrashesOnLongQueries>(),
+      .reproduce = [](const std::string& law) { return "repro " + law; },
+  };
+  const RunSettings s{.options = {.seed = 3, .cases = 50}};
   std::vector<std::string> errors;
-  const ImplementationResult r = check_implementation(impl, {find_law("deterministic")}, s, errors);
+  const ImplementationResult r = check_implementation(target, {find_law("deterministic")}, s, errors);
   ASSERT_EQ(r.laws.size(), 2u);  // no_crash added although --law did not ask for it
   EXPECT_EQ(r.laws[1].run.law, "no_crash");
   EXPECT_TRUE(r.laws[1].failed());

@@ -17,6 +17,7 @@
 #include "cli/law_result_wire.h"
 #include "run/run_budget.h"
 #include "impls/in_process.h"
+#include "laws/process_law.h"
 #include "laws/law.h"
 
 namespace attncheck {
@@ -188,14 +189,28 @@ TEST(EarnedVerdicts, AProcessLawDoesNotPassOnForwardCallsWhenEveryBackwardFaulte
 
 // ---- finish_implementation: over the laws ------------------------------------
 
-ImplementationResult check(Implementation& impl, const std::vector<const char*>& names, LawRunSettings s = {}) {
+// The test's own instance as a Target's: calls go to it, it stays the test's.
+class Borrowed final : public Implementation {
+ public:
+  explicit Borrowed(Implementation& inner) : inner_(inner) {}
+  std::string name() const override { return inner_.name(); }
+  std::string source() const override { return inner_.source(); }
+  FeatureBits features() const override { return inner_.features(); }
+  Outcome run(const Problem& p) override { return inner_.run(p); }
+
+ private:
+  Implementation& inner_;
+};
+
+ImplementationResult check(Implementation& impl, const std::vector<const char*>& names, RunSettings s = {}) {
   s.options.seed = 7;
   s.options.cases = 30;
   s.options.min_judged = 20;
   std::vector<const Law*> laws;
   for (const char* n : names) laws.push_back(&law(n));
   std::vector<std::string> errors;
-  ImplementationResult r = check_implementation(impl, laws, s, errors);
+  Target target{.name = impl.name(), .source = impl.source(), .loaded = std::make_unique<Borrowed>(impl)};
+  ImplementationResult r = check_implementation(target, laws, s, errors);
   EXPECT_TRUE(errors.empty());
   return r;
 }
@@ -252,9 +267,8 @@ TEST(EarnedVerdicts, AnExpectedFailureDoesNotPassAnImplementationThatCompletedNo
   Wrapped impl;
   impl.declared = kV1Features;
   impl.hook = [](const Problem&) { return crashed(); };
-  ExpectedFailure known{"", "no_crash", "known", true, "--expect-fail no_crash:known"};
-  LawRunSettings s;
-  s.expected_failure = [&](const std::string& name) { return name == "no_crash" ? &known : nullptr; };
+  const Expectations known{.expect_fail = {{"", "no_crash", "known", true, "--expect-fail no_crash:known"}}};
+  const RunSettings s{.expectations = &known};
   ImplementationResult r = check(impl, {"matches_oracle", "no_crash"}, s);
   r.insufficient_fails = false;  // --allow-insufficient: still no pass
   const LawResult& crash = result(r, "no_crash");
@@ -277,8 +291,7 @@ TEST(EarnedVerdicts, AnExpectedFailureDoesNotPassAnImplementationThatCompletedNo
 
 TEST(EarnedVerdicts, NotRunForTheBudgetIsInsufficient) {
   Wrapped impl;
-  LawRunSettings s;
-  s.stop_reason = [] { return std::string("not run: the --budget of 0.001 s was spent"); };
+  const RunSettings s{.stop_reason = [] { return std::string("not run: the --budget of 0.001 s was spent"); }};
   const ImplementationResult r = check(impl, {"matches_oracle", "weights_sum_to_one"}, s);
   for (const LawResult& l : r.laws) {
     EXPECT_EQ(l.run.status, LawStatus::insufficient) << l.run.law;
@@ -337,6 +350,34 @@ TEST(EarnedVerdicts, LengthsEqualSlicesTakesNaNAtTheSamePlaceAsEqual) {
       o.out[p.out_at(1 * p.shape.heads, 0, 0)] = std::numeric_limits<double>::quiet_NaN();
   };
   EXPECT_EQ(run_law(law("lengths_equal_slices"), one_sided, options(30, 20)).status, LawStatus::fail);
+}
+
+// ---- the process laws' verdicts on faults seen elsewhere (laws/process_law.h) --
+
+TEST(ProcessLaws, TheFirstFaultSeenFailsItsLawUnlessItFailedOnItsOwn) {
+  const Problem call;
+  const std::vector<ProcessFault> seen = {
+      {CallStatus::crash, call, "crash: the first", "matches_oracle"},
+      {CallStatus::timeout, call, "timeout: one", "deterministic"},
+      {CallStatus::crash, call, "crash: the second", "deterministic"},
+      {CallStatus::out_of_bounds_write, call, "out_of_bounds_write: one", "the probes"},
+  };
+  // no_out_of_bounds_write failed on its own case (shrunk): that failure stays.
+  const std::vector<ProcessLawCharge> charges =
+      charge_process_faults(seen, [](const Law& l) { return l.name == "no_out_of_bounds_write"; });
+  ASSERT_EQ(charges.size(), 2u);
+  EXPECT_EQ(charges[0].law->name, "no_crash");
+  EXPECT_EQ(charges[0].fault, &seen[0]);  // the first crash, not the second
+  EXPECT_EQ(charges[1].law->name, "no_timeout");
+  EXPECT_EQ(charges[1].fault, &seen[1]);
+  // A call that answered is no process law's.
+  EXPECT_TRUE(charge_process_faults({{CallStatus::ok, call, "", "x"}}, [](const Law&) { return false; }).empty());
+}
+
+TEST(ProcessLaws, AProcessLawsOwnFailureIsACallThatDidNotComplete) {
+  EXPECT_EQ(completed_judged_calls("no_crash", 5, true), 4);
+  EXPECT_EQ(completed_judged_calls("no_crash", 5, false), 5);       // charged from elsewhere: not in its count
+  EXPECT_EQ(completed_judged_calls("matches_oracle", 5, true), 5);  // a wrong number is a completed call
 }
 
 }  // namespace

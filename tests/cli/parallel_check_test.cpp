@@ -114,20 +114,21 @@ struct Collected {
 };
 
 Collected run(int jobs, const std::vector<std::string>& impls, const std::vector<const Law*>& laws) {
-  std::vector<CheckTarget> targets;
-  for (const std::string& name : impls) {
-    LawRunSettings s;
-    s.options.seed = 99;
-    s.options.cases = 15;
-    s.options.gen.dtypes = {DType::f32};
-    targets.push_back({name, "builtin:" + name, [name](std::string&) { return make_builtin(name); }, true,
-                       nullptr, s});
-  }
+  std::vector<Target> targets;
+  for (const std::string& name : impls)
+    targets.push_back(Target{
+        .name = name,
+        .source = "builtin:" + name,
+        .open = builtin_factory(name),
+        .new_instance_per_law = true,
+    });
+  RunSettings settings{.options = {.seed = 99, .cases = 15}};
+  settings.options.gen.dtypes = {DType::f32};
   RunBudget budget(0);
   Collected c;
   std::vector<std::string> errors;
   run_checks(
-      targets, laws, jobs, budget, [&](std::size_t k) { c.started.push_back(k); },
+      targets, laws, settings, jobs, budget, [&](std::size_t k) { c.started.push_back(k); },
       [&](std::size_t k, std::vector<LawResult> results, double) {
         c.done.push_back(k);
         c.laws.push_back(std::move(results));
