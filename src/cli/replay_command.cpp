@@ -256,142 +256,156 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
   return l;
 }
 
-}  // namespace
-
-int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
-  PluginOptions options;
+// The flags' values and the terminal, checked before anything is loaded; and
+// before anything is replayed, the earlier reports go: an interrupted replay
+// must leave none behind. nullopt when it cannot run as asked (exit 2).
+std::optional<TerminalMode> prepare_replay(const ReplayArgs& args, PluginOptions& options, std::ostream& err) {
   for (const std::string& bad : {plugin_options_problem(args.timeout_ms, args.load_timeout_ms, args.memory_limit, options),
                                  wall_limits_problem(args.wall_timeout_ms, args.load_wall_timeout_ms, options),
                                  report_paths_problem(args.reports)})
     if (!bad.empty()) {
       err << "attncheck replay: " << bad << "\n";
-      return 2;
+      return std::nullopt;
     }
   std::string terminal_error;
   const std::optional<TerminalMode> mode =
       terminal_mode(TerminalFacts::of_this_process(), args.color, args.quiet, terminal_error);
   if (!mode) {
     err << "attncheck replay: " << terminal_error << "\n";
-    return 2;
+    return std::nullopt;
   }
-  // Before anything is loaded or replayed: an interrupted replay must leave no earlier report behind.
   if (const std::string bad = remove_stale_reports(args.reports); !bad.empty()) {
     err << "attncheck replay: " << printable(bad) << "\n";
-    return 2;
+    return std::nullopt;
   }
-  Tally tally;
-  Implementations cache(options);
-  std::vector<Loaded*> chosen;  // given on the command line
-  ReplayResults results;
-  auto choose = [&](const std::string& source, const std::string& label) {
-    Loaded& l = cache.get(source, label);
-    if (l.impl) {
-      chosen.push_back(&l);
-    } else {
-      err << "attncheck replay: " << printable(l.error) << "\n";
-      ++tally.refused;
-      results.refused().laws.push_back(refused_entry(source, "load", l.error));
-    }
-  };
-  for (const std::string& p : args.plugins) {
-    const PluginArg a = split_plugin_arg(p);
-    choose("plugin:" + a.path, a.label);
-  }
-  for (const std::string& p : args.pythons) choose("python:" + p, "");
-  for (const std::string& n : args.impls) choose("builtin:" + n, "");
+  return mode;
+}
 
+// The case files the paths name, each once, in the order first named (a
+// glob and its folder name some twice); nullopt when a path cannot be read
+// or none names a case file (exit 2).
+std::optional<std::vector<std::string>> replay_paths(const ReplayArgs& args, std::ostream& err) {
   std::vector<std::string> paths;
   for (const std::string& p : args.paths)
-    if (!case_paths(p, paths, err)) return 2;
-  // A file named twice (a glob and its folder) runs once, in the order first named.
+    if (!case_paths(p, paths, err)) return std::nullopt;
   std::vector<std::string> unique;
   for (const std::string& p : paths)
     if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
-  paths = std::move(unique);
-  if (paths.empty()) {
+  if (unique.empty()) {
     err << "attncheck replay: no case file found in " << args.paths.size() << " path(s): nothing was replayed\n";
-    return 2;
+    return std::nullopt;
   }
+  return unique;
+}
 
-  RunReport report;
-  report.replay = true;
-  report.timestamp = utc_timestamp();
-  ProgressLine progress(err, mode->progress, paths.size());
-  std::ostringstream discarded;
-  std::ostream& chatter = mode->quiet ? static_cast<std::ostream&>(discarded) : out;
-  auto print = [&](const std::string& file, const LawResult& l, const std::string& source) {
-    const std::string w = word_of(l);
-    std::ostream& to = l.counts_as_failure() || l.insufficient() ? out : chatter;
-    progress.clear();
-    to << (mode->colour ? std::string("\033[") + colour_of_word(w) + "m" + w + "\033[0m" : w) << "  "
-       << printable(file) << "  " << l.run.law << "  " << printable(source);
-    if (!l.run.message.empty()) to << "  " << printable(l.run.message);
-    to << "\n";
-    if (!l.run.diagnosis.empty()) to << "         diagnosis: " << printable(l.run.diagnosis) << "\n";
-    if (l.expected_fail() || l.unexpected_pass())
-      to << "         expected to fail: " << printable(*l.expected_failure) << "\n";
-  };
-  auto count = [&](const LawResult& l) {
-    if (l.expected_fail()) ++tally.expected;
-    else if (l.unexpected_pass()) ++tally.unexpected_passes;
-    else if (l.failed()) ++tally.failed;
-    else if (l.insufficient()) ++tally.unjudged;
-    else if (l.skipped()) ++tally.skipped;
-    else ++tally.passed;
-  };
+// A replay as it goes: what is loaded, what came out, the counts, and where
+// its lines go (`chatter`: discarded under --quiet; the progress line).
+struct ReplayRun {
+  const ReplayArgs& args;
+  Implementations cache;
+  std::vector<Loaded*> chosen;  // given on the command line
+  ReplayResults results;
+  Tally tally;
+  std::ostream& out;
+  std::ostream& err;
+  std::ostream* chatter = nullptr;
+  ProgressLine* progress = nullptr;
+  bool colour = false;
+};
 
-  for (const std::string& path : paths) {
-    const std::string file = fs::path(path).filename().string();
-    progress.working_on("replay", printable(file));
-    CaseRecord rec;
-    try {
-      rec = load_case(path);
-    } catch (const CaseFileError& e) {
-      progress.clear();
-      err << "REFUSED  " << e.what() << "\n";
-      ++tally.refused;
-      results.refused().laws.push_back(refused_entry(path, "case file", e.what()));
-      progress.finished_one(0);
-      continue;
+// --plugin, --python, --impl: loaded now, once each. One that cannot be loaded
+// is refused (exit 2 at the end), and the replay goes on with the others.
+void choose_implementations(ReplayRun& r) {
+  auto choose = [&](const std::string& source, const std::string& label) {
+    Loaded& l = r.cache.get(source, label);
+    if (l.impl) {
+      r.chosen.push_back(&l);
+    } else {
+      r.err << "attncheck replay: " << printable(l.error) << "\n";
+      ++r.tally.refused;
+      r.results.refused().laws.push_back(refused_entry(source, "load", l.error));
     }
-    const Law* law = find_law(rec.law);
-    if (!law) {
-      progress.clear();
-      err << "REFUSED  " << printable(path) << ": unknown law \"" << printable(rec.law) << "\" (see attncheck list)\n";
-      ++tally.refused;
-      results.refused().laws.push_back(refused_entry(path, "case file", "unknown law \"" + rec.law + "\""));
-      progress.finished_one(0);
-      continue;
-    }
-    std::vector<Loaded*> targets = chosen;
-    if (args.plugins.empty() && args.impls.empty() && args.pythons.empty()) {
-      Loaded& recorded = cache.get(rec.source);
-      if (!recorded.impl) {
-        progress.clear();
-        err << "REFUSED  " << printable(path) << ": " << printable(recorded.error) << "\n";
-        ++tally.refused;
-        results.refused().laws.push_back(refused_entry(path, rec.law, recorded.error));
-        progress.finished_one(0);
-        continue;
-      }
-      targets = {&recorded};
-    }
-    for (Loaded* t : targets) {
-      // The case's "expect" is about the implementation it records.
-      const bool recorded = t->impl->source() == rec.source;
-      LawResult l = replay_one(path, *law, *t, rec, recorded, args.program);
-      print(file, l, t->impl->source());
-      count(l);
-      progress.finished_one(l.run.judged);
-      results.of(*t).laws.push_back(std::move(l));
-    }
+  };
+  for (const std::string& p : r.args.plugins) {
+    const PluginArg a = split_plugin_arg(p);
+    choose("plugin:" + a.path, a.label);
   }
-  progress.clear();
-  report.implementations = results.take();
-  for (ImplementationResult& i : report.implementations)
-    for (const LawResult& l : i.laws) i.seconds += l.seconds;
-  // A replay that judged no case of an implementation is not a pass, whatever
-  // kept it from judging (every case refused, or about what it does not declare).
+  for (const std::string& p : r.args.pythons) choose("python:" + p, "");
+  for (const std::string& n : r.args.impls) choose("builtin:" + n, "");
+}
+
+// One line per replayed case: failures and unjudged cases always, the rest
+// unless --quiet.
+void print_result(ReplayRun& r, const std::string& file, const LawResult& l, const std::string& source) {
+  const std::string w = word_of(l);
+  std::ostream& to = l.counts_as_failure() || l.insufficient() ? r.out : *r.chatter;
+  r.progress->clear();
+  to << (r.colour ? std::string("\033[") + colour_of_word(w) + "m" + w + "\033[0m" : w) << "  " << printable(file)
+     << "  " << l.run.law << "  " << printable(source);
+  if (!l.run.message.empty()) to << "  " << printable(l.run.message);
+  to << "\n";
+  if (!l.run.diagnosis.empty()) to << "         diagnosis: " << printable(l.run.diagnosis) << "\n";
+  if (l.expected_fail() || l.unexpected_pass())
+    to << "         expected to fail: " << printable(*l.expected_failure) << "\n";
+}
+
+void count(Tally& tally, const LawResult& l) {
+  if (l.expected_fail()) ++tally.expected;
+  else if (l.unexpected_pass()) ++tally.unexpected_passes;
+  else if (l.failed()) ++tally.failed;
+  else if (l.insufficient()) ++tally.unjudged;
+  else if (l.skipped()) ++tally.skipped;
+  else ++tally.passed;
+}
+
+// A case file that cannot be replayed at all: said on stderr, counted, and
+// entered in the reports as refused.
+void refuse_file(ReplayRun& r, const std::string& path, const std::string& law, const std::string& said,
+                 const std::string& why) {
+  r.progress->clear();
+  r.err << "REFUSED  " << said << "\n";
+  ++r.tally.refused;
+  r.results.refused().laws.push_back(refused_entry(path, law, why));
+  r.progress->finished_one(0);
+}
+
+// One case file on the implementations chosen, or, with none chosen, on the
+// one it records.
+void replay_file(ReplayRun& r, const std::string& path) {
+  const std::string file = fs::path(path).filename().string();
+  r.progress->working_on("replay", printable(file));
+  CaseRecord rec;
+  try {
+    rec = load_case(path);
+  } catch (const CaseFileError& e) {
+    return refuse_file(r, path, "case file", e.what(), e.what());
+  }
+  const Law* law = find_law(rec.law);
+  if (!law)
+    return refuse_file(r, path, "case file",
+                       printable(path) + ": unknown law \"" + printable(rec.law) + "\" (see attncheck list)",
+                       "unknown law \"" + rec.law + "\"");
+  std::vector<Loaded*> targets = r.chosen;
+  if (r.args.plugins.empty() && r.args.impls.empty() && r.args.pythons.empty()) {
+    Loaded& recorded = r.cache.get(rec.source);
+    if (!recorded.impl)
+      return refuse_file(r, path, rec.law, printable(path) + ": " + printable(recorded.error), recorded.error);
+    targets = {&recorded};
+  }
+  for (Loaded* t : targets) {
+    // The case's "expect" is about the implementation it records.
+    const bool recorded = t->impl->source() == rec.source;
+    LawResult l = replay_one(path, *law, *t, rec, recorded, r.args.program);
+    print_result(r, file, l, t->impl->source());
+    count(r.tally, l);
+    r.progress->finished_one(l.run.judged);
+    r.results.of(*t).laws.push_back(std::move(l));
+  }
+}
+
+// A replay that judged no case of an implementation is not a pass, whatever
+// kept it from judging (every case refused, or about what it does not declare).
+void judged_nothing_is_no_pass(RunReport& report, Tally& tally, std::ostream& out) {
   for (ImplementationResult& i : report.implementations) {
     if (i.source == "replay:refused" || i.judged() > 0 || i.laws.empty()) continue;
     out << i.name << " (" << i.source << ") judged no case of the " << i.laws.size()
@@ -404,10 +418,13 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
         ++tally.unjudged;
       }
   }
+}
 
-  out << "replayed " << paths.size() << " case file(s): " << tally.passed << " passed, " << tally.failed
-      << " failed, " << tally.skipped << " skipped, " << tally.unjudged << " not judged, " << tally.refused
-      << " refused";
+// The counts, each report file, and the exit status (docs/cli.md).
+int finish_replay(const ReplayArgs& args, const RunReport& report, const Tally& tally, std::size_t files,
+                  std::ostream& chatter, std::ostream& out, std::ostream& err) {
+  out << "replayed " << files << " case file(s): " << tally.passed << " passed, " << tally.failed << " failed, "
+      << tally.skipped << " skipped, " << tally.unjudged << " not judged, " << tally.refused << " refused";
   if (tally.expected || tally.unexpected_passes)
     out << ", " << tally.expected << " failed as expected, " << tally.unexpected_passes
         << " expected to fail but passed";
@@ -426,6 +443,33 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   }
   if (tally.refused || write_failed) return 2;
   return tally.failed || tally.unexpected_passes || tally.unjudged ? 1 : 0;
+}
+
+}  // namespace
+
+int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
+  PluginOptions options;
+  const std::optional<TerminalMode> mode = prepare_replay(args, options, err);
+  if (!mode) return 2;
+  ReplayRun r{.args = args, .cache = Implementations(options), .out = out, .err = err, .colour = mode->colour};
+  choose_implementations(r);
+  const std::optional<std::vector<std::string>> paths = replay_paths(args, err);
+  if (!paths) return 2;
+
+  RunReport report;
+  report.replay = true;
+  report.timestamp = utc_timestamp();
+  ProgressLine progress(err, mode->progress, paths->size());
+  std::ostringstream discarded;
+  r.chatter = mode->quiet ? static_cast<std::ostream*>(&discarded) : &out;
+  r.progress = &progress;
+  for (const std::string& path : *paths) replay_file(r, path);
+  progress.clear();
+  report.implementations = r.results.take();
+  for (ImplementationResult& i : report.implementations)
+    for (const LawResult& l : i.laws) i.seconds += l.seconds;
+  judged_nothing_is_no_pass(report, r.tally, out);
+  return finish_replay(args, report, r.tally, paths->size(), *r.chatter, out, err);
 }
 
 }  // namespace attncheck
