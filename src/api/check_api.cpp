@@ -5,10 +5,10 @@
 // console's rendering; only the result is translated into the public types,
 // so the public header never exposes an internal one.
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 #include "attncheck/attncheck.hpp"
+#include "driver/seed_env.h"
 #include "impls/in_process.h"
 #include "laws/law.h"
 #include "report/console_report.h"
@@ -29,15 +29,14 @@ std::vector<DType> dtypes_of(const Options& o) {
   return choice.dtypes;
 }
 
+// Options::seed, else ATTNCHECK_SEED (driver/seed_env.h, the one reader), else 1.
 uint64_t seed_of(const Options& o) {
   if (o.seed) return *o.seed;
-  if (const char* s = std::getenv("ATTNCHECK_SEED"); s && *s) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(s, &end, 10);
-    if (*end != 0) throw UsageError(std::string("attncheck::check: ATTNCHECK_SEED='") + s + "' is not a whole number");
-    return v;
+  try {
+    return seed_from_env_or(1);
+  } catch (const SeedEnvError& e) {
+    throw UsageError(std::string("attncheck::check: ") + e.what());
   }
-  return 1;
 }
 
 Status public_status(LawStatus s) {

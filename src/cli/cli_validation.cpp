@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <utility>
 #include <vector>
 
+#include "driver/seed_env.h"
 #include "run/parallel_check.h"
 #include "report/report_files.h"
 
@@ -32,27 +32,18 @@ PluginArg split_plugin_arg(const std::string& text) {
   return {label, text.substr(eq + 1)};
 }
 
-std::optional<uint64_t> parse_seed(const std::string& text) {
-  uint64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
 std::optional<uint64_t> seed_from_flag_or_env(const std::optional<uint64_t>& given, bool& from_env,
                                               std::string& error) {
   from_env = false;
   if (given) return given;
-  const char* env = std::getenv("ATTNCHECK_SEED");
-  if (!env || !*env) return std::nullopt;
-  const std::optional<uint64_t> seed = parse_seed(env);
-  if (!seed) {
-    error = std::string("ATTNCHECK_SEED=").append(env).append(
-        " is not a seed: a whole number from 0 to 18446744073709551615 (or unset it)");
+  try {
+    const std::optional<uint64_t> seed = seed_from_env();  // driver/seed_env.h: the one reader
+    from_env = seed.has_value();
+    return seed;
+  } catch (const SeedEnvError& e) {
+    error = e.what();
     return std::nullopt;
   }
-  from_env = true;
-  return seed;
 }
 
 std::optional<uint64_t> parse_memory_size(const std::string& text) {

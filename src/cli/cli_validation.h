@@ -55,13 +55,11 @@ struct PluginArg {
 };
 PluginArg split_plugin_arg(const std::string& text);
 
-// A seed given as text (--seed, ATTNCHECK_SEED): a whole number 0 ..
-// 2^64 - 1; nullopt otherwise.
-std::optional<uint64_t> parse_seed(const std::string& text);
-
 // The seed of a run: `given` (--seed) when set, else ATTNCHECK_SEED when set
 // and not empty (`from_env` true), else nullopt (a fresh one is drawn).
-// `error` is set (and nullopt returned) when ATTNCHECK_SEED is not a seed.
+// `error` is set (and nullopt returned) when ATTNCHECK_SEED is not a seed;
+// ATTNCHECK_SEED is read by driver/seed_env.h, as everywhere else, and --seed's
+// text by its parse_seed_text.
 std::optional<uint64_t> seed_from_flag_or_env(const std::optional<uint64_t>& given, bool& from_env,
                                               std::string& error);
 

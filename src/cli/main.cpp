@@ -12,6 +12,7 @@
 #include "cli/list_command.h"
 #include "cli/replay_command.h"
 #include "cli/sensitivity_command.h"
+#include "driver/seed_env.h"
 #include "impls/vector_isa.h"
 #include "plugin/orphans.h"
 #include "problem/dtype.h"
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
                 "seed of the whole run (default: $ATTNCHECK_SEED when set, else a fresh one; always printed)")
       ->type_name("N")
       ->check([](const std::string& s) {
-        return parse_seed(s) ? std::string() : "must be a whole number from 0 to 18446744073709551615, got " + s;
+        return parse_seed_text(s) ? std::string() : "must be a whole number from 0 to 18446744073709551615, got " + s;
       });
   c->add_option("--timeout-ms", check.timeout_ms, "CPU time one plugin call may take (its processes together)")
       ->type_name("N")

@@ -5,6 +5,7 @@
 // reference passes, seed_unscaled fails query_sensitivity with its diagnosis.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -148,6 +149,36 @@ TEST(CheckApi, UsageErrorsNameTheProblem) {
   // A callable that supports nothing requested cannot be checked.
   const auto nothing = [](const attncheck_call*) { return ATTNCHECK_UNSUPPORTED; };
   EXPECT_THROW(attncheck::check(nothing, attncheck::Options{}), attncheck::UsageError);
+}
+
+// ATTNCHECK_SEED is read as everywhere (driver/seed_env.h): a text that is
+// not a whole number is refused, naming it, not read as seed 0 ('abc') or
+// 2^64 - 1 ('-1', which strtoull took); Options::seed wins and leaves it unread.
+TEST(CheckApi, SeedFromTheEnvironmentIsAWholeNumber) {
+  const auto ref = find_builtin("reference")->forward;
+  const char* saved = std::getenv("ATTNCHECK_SEED");
+  const std::string kept = saved ? saved : "";
+  attncheck::Options o;
+  o.laws = {"weights_sum_to_one"};
+  o.cases = 5;
+  for (const char* bad : {"abc", "-1", " 7", "18446744073709551616"}) {
+    ::setenv("ATTNCHECK_SEED", bad, 1);
+    try {
+      attncheck::check(ref, o);
+      ADD_FAILURE() << "ATTNCHECK_SEED='" << bad << "' was taken as a seed";
+    } catch (const attncheck::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("ATTNCHECK_SEED='") + bad + "' is not a seed"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ::setenv("ATTNCHECK_SEED", "4242", 1);
+  EXPECT_EQ(attncheck::check(ref, o).seed, 4242u);
+  ::setenv("ATTNCHECK_SEED", "abc", 1);
+  o.seed = 7;
+  EXPECT_EQ(attncheck::check(ref, o).seed, 7u);
+  if (saved) ::setenv("ATTNCHECK_SEED", kept.c_str(), 1);
+  else ::unsetenv("ATTNCHECK_SEED");
 }
 
 TEST(CheckApi, SelectedLawsFollowTheCatalogue) {

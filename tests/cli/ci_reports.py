@@ -233,8 +233,14 @@ elif scenario == "seed-env":
     expect("seed: 4242 (from ATTNCHECK_SEED)" in p.stdout and "--seed 4242" in p.stdout, p.stdout)
     p = run(["check", "--impl", "reference", "--law", "weights_sum_to_one", "--cases", "5", "--seed", "7"], 0, env=env)
     expect("seed: 7\n" in p.stdout, p.stdout)
-    p = run(["check", "--impl", "reference", "--cases", "5"], 2, env=dict(ENV, ATTNCHECK_SEED="12x"))
-    expect("ATTNCHECK_SEED" in p.stderr, p.stderr)
+    # Refused with the usage-error exit (2), naming the text: not read as seed 12 or seed 0.
+    for bad in ("12x", "abc", "-1"):
+        p = run(["check", "--impl", "reference", "--cases", "5"], 2, env=dict(ENV, ATTNCHECK_SEED=bad))
+        expect(f"ATTNCHECK_SEED='{bad}' is not a seed" in p.stderr, p.stderr)
+    # --seed wins over ATTNCHECK_SEED, which is then not read at all.
+    p = run(["check", "--impl", "reference", "--law", "weights_sum_to_one", "--cases", "5", "--seed", "7"], 0,
+            env=dict(ENV, ATTNCHECK_SEED="abc"))
+    expect("seed: 7\n" in p.stdout, p.stdout)
     # The vector build: a lower one runs and reports the same; a bad name is refused.
     p = run(["check", "--impl", "online", "--law", "matches_oracle", "--cases", "5", "--seed", "7"], 0,
             env=dict(ENV, ATTNCHECK_VECTOR_ISA="baseline"))

@@ -100,7 +100,12 @@ TEST(SeedFromEnv, FlagWinsThenTheEnvironment) {
   EXPECT_FALSE(from_env);
   ::setenv("ATTNCHECK_SEED", "-1", 1);
   EXPECT_FALSE(seed_from_flag_or_env(std::nullopt, from_env, error).has_value());
-  EXPECT_NE(error.find("ATTNCHECK_SEED=-1"), std::string::npos) << error;
+  EXPECT_NE(error.find("ATTNCHECK_SEED='-1' is not a seed"), std::string::npos) << error;
+  ::setenv("ATTNCHECK_SEED", "abc", 1);  // not seed 0
+  error.clear();
+  EXPECT_FALSE(seed_from_flag_or_env(std::nullopt, from_env, error).has_value());
+  EXPECT_NE(error.find("ATTNCHECK_SEED='abc' is not a seed"), std::string::npos) << error;
+  EXPECT_EQ(seed_from_flag_or_env(9, from_env, error), std::optional<uint64_t>(9));  // --seed wins, unread
   ::unsetenv("ATTNCHECK_SEED");
 }
 
