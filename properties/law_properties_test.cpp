@@ -4,8 +4,7 @@
 
 #include <algorithm>
 
-#include "cli/check_command.h"  // kDefaultMinJudged: the CLI's --min-judged
-#include "driver/law_run.h"
+#include "driver/law_run.h"  // kDefaultMinJudged: the CLI's --min-judged
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "laws/law.h"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "casefile/case_file.h"
-#include "cli/check_command.h"  // kDefaultMinJudged: the CLI's --min-judged
+#include "driver/law_run.h"  // kDefaultMinJudged: the CLI's --min-judged
 #include "driver/seed_env.h"
 
 namespace attncheck::testing {

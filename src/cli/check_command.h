@@ -28,8 +28,6 @@ namespace attncheck {
 inline constexpr int kDefaultCases = 100;
 // Shrinking a failure stops after this long and keeps the smallest case so far.
 inline constexpr double kShrinkSecondsPerLaw = 10;
-// A law that judged fewer cases than this has not earned a pass.
-inline constexpr int kDefaultMinJudged = 20;
 
 struct CheckArgs {
   std::vector<std::string> plugins;    // --plugin PATH... or NAME=PATH (NAME: its name in the reports)

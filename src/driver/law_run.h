@@ -16,6 +16,12 @@
 
 namespace attncheck {
 
+// A law that judged fewer cases than this has not earned a pass: the default
+// of the CLI's --min-judged, and the floor the property tests demand
+// (properties/property_env.cpp), so neither can call a law that judged 3 cases
+// in 100 held. RunOptions::min_judged itself is 0 unless a caller sets it.
+inline constexpr int kDefaultMinJudged = 20;
+
 struct RunOptions {
   uint64_t seed = 1;
   int cases = 100;          // successful cases before the law passes
