@@ -1,6 +1,7 @@
 #include "fuzz_problems.h"
 
 #include <cstdlib>
+#include <deque>
 
 #include "problem/generators.h"
 
@@ -46,12 +47,33 @@ GenOptions fuzz_options(FeatureBits features, Problems kind, bool finite_only, c
   return g;
 }
 
+namespace {
+
+// The options of each (features, kind, mix) a target asks for, built once: a
+// target has a handful (one per implementation and value mix), and an input
+// costs tens of microseconds, so building GenOptions per input would show.
+const GenOptions& options_for(FeatureBits features, Problems kind, bool finite_only) {
+  struct Entry {
+    FeatureBits features;
+    Problems kind;
+    bool finite_only;
+    GenOptions options;
+  };
+  static std::deque<Entry> cache;  // a deque: references stay valid as it grows
+  for (const Entry& e : cache)
+    if (e.features == features && e.kind == kind && e.finite_only == finite_only) return e.options;
+  cache.push_back({features, kind, finite_only, fuzz_options(features, kind, finite_only)});
+  return cache.back().options;
+}
+
+}  // namespace
+
 Problem fuzz_problem(const uint8_t* data, std::size_t size, FeatureBits features, bool finite_only) {
-  return problem_from_bytes(fuzz_options(features, Problems::forward, finite_only), data, size);
+  return problem_from_bytes(options_for(features, Problems::forward, finite_only), data, size);
 }
 
 Problem fuzz_backward_problem(const uint8_t* data, std::size_t size, FeatureBits features) {
-  return problem_from_bytes(fuzz_options(features, Problems::backward), data, size);
+  return problem_from_bytes(options_for(features, Problems::backward, false), data, size);
 }
 
 }  // namespace attncheck::fuzz

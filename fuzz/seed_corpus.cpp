@@ -106,7 +106,10 @@ std::vector<Seed> choose_seeds(const SeedTarget& t, int tries, std::size_t max_l
   std::vector<Seed> seeds{{t.prefix + "empty", {}}};
   std::set<std::string> covered = draw_as_target(t, nullptr, 0).covers;
   for (int n = 0; n < tries; ++n) {
-    std::vector<uint8_t> bytes = random_input(t, n, max_len);
+    // Short inputs first: an item is kept from the shortest input that covers it
+    // (missing bytes read as zero, so a short input is a small, plain problem,
+    // and the seeds stay cheap to run).
+    std::vector<uint8_t> bytes = random_input(t, n, std::min<std::size_t>(max_len, 4 + static_cast<std::size_t>(n)));
     const Drawn d = draw_as_target(t, bytes.data(), bytes.size());
     if (d.consumed > max_len) continue;  // read past the input: longer than the target takes
     std::string added;

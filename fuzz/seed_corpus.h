@@ -50,8 +50,9 @@ struct Seed {
   std::string name;
   std::vector<uint8_t> bytes;
 };
-// The empty input, then the inputs kept from `tries` random draws (deterministic:
-// the same seeds every time), none longer than `max_len` (the targets' .options).
+// The empty input, then the inputs kept from `tries` random draws, the n-th of
+// 4 + n random bytes (short ones first; deterministic: the same seeds every
+// time), none longer than `max_len` (the targets' .options).
 std::vector<Seed> choose_seeds(const SeedTarget& t, int tries = 3000, std::size_t max_len = 4096);
 
 // Everything `tries` random draws of their own cover (not choose_seeds' draws:

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 #include "problem/feature_draws.h"
 #include "problem/choice_source.h"
@@ -25,10 +26,10 @@ int64_t draw_length(C& r, int64_t lo, int64_t cap) {
                                             8191, 8192, 8193, 16383, 16384, 16385};
   const double pick = r.unit();
   if (pick < 0.3) {
-    std::vector<int64_t> fit;
-    for (int64_t b : kBoundaries)
-      if (b >= lo && b <= cap) fit.push_back(b);
-    if (!fit.empty()) return fit[r.integer(0, static_cast<int64_t>(fit.size()) - 1)];
+    // The boundaries in [lo, cap]: a run of the sorted list (no allocation per length).
+    const int64_t* first = std::lower_bound(std::begin(kBoundaries), std::end(kBoundaries), lo);
+    const int64_t* last = std::upper_bound(first, std::end(kBoundaries), cap);
+    if (first < last) return first[r.integer(0, static_cast<int64_t>(last - first) - 1)];
   }
   if (pick < 0.5) return r.integer(lo, std::min(cap, lo + 3));
   return r.integer(lo, cap);

@@ -89,10 +89,11 @@ double special_value(C& r, DType t) {
 
 template <class C>
 std::vector<double> draw_tensor(C& r, DType t, int64_t n, unsigned families, int64_t head_dim, int64_t row) {
-  std::vector<unsigned> allowed;
+  unsigned allowed[16];  // the families asked for, lowest bit first (no allocation: one per tensor)
+  int64_t count = 0;
   for (unsigned f = 1; f <= kRawBits; f <<= 1)
-    if (families & f) allowed.push_back(f);
-  const unsigned family = allowed.empty() ? kGaussian : allowed[r.integer(0, allowed.size() - 1)];
+    if (families & f) allowed[count++] = f;
+  const unsigned family = count == 0 ? kGaussian : allowed[r.integer(0, count - 1)];
   r.note_family(family);
   if (family == kSpecials || family == kRawBits) {
     // One choice per element, no rounding: every value is the dtype's already.
