@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench_shapes.h"
-#include "problem/call_layout.h"
+#include "call/call_layout.h"
 #include "problem/problem.h"
 
 namespace attncheck::bench {
@@ -29,7 +29,7 @@ inline Problem gaussian_problem(DType dtype, const BenchShape& s, uint64_t seed 
   return p;
 }
 
-// The problem encoded once as the checker lays out a call (problem/call_layout.h),
+// The problem encoded once as the checker lays out a call (call/call_layout.h),
 // behind one attncheck_call the benchmark reuses.
 struct EncodedCall {
   struct Free {

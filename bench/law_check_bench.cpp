@@ -3,7 +3,7 @@
 #include "bench_shapes.h"
 #include "driver/law_run.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 
 namespace attncheck::bench {
 namespace {

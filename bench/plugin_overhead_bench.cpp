@@ -33,8 +33,8 @@
 
 #include "bench_problems.h"
 #include "impls/in_process.h"
-#include "plugin/plugin_host.h"
-#include "problem/call_layout.h"
+#include "host/plugin_host.h"
+#include "call/call_layout.h"
 
 namespace attncheck::bench {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "bench_problems.h"
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 
 namespace attncheck::bench {
 namespace {

@@ -9,7 +9,7 @@
 //      (`acc16`, below) is flagged on long f16/bf16 decode rows;
 //  (v2) with --v2 N: N random ABI v2 cases from sample_problem allowed every
 //      feature (GQA, view layouts, lengths with NaN or huge padding, windows,
-//      soft-cap, bias, ALiBi, sinks, lse, broadcast masks: src/problem/feature_draws.h),
+//      soft-cap, bias, ALiBi, sinks, lse, broadcast masks: src/gen/feature_draws.h),
 //      every dtype and value family: (a) to (c) for out and lse, over the
 //      built-ins that declare the case's features (all three declare every
 //      feature) and three straightforward implementations in the dtype
@@ -42,7 +42,7 @@
 #include "impls/typed_call.h"
 #include "oracle/grad_oracle.h"
 #include "oracle/oracle.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 #include "plain_v2_attention.h"
 #include "plain_v2_backward.h"
 #include "sixteen_bit_attention.h"

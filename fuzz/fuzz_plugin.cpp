@@ -12,7 +12,7 @@
 #include <string>
 
 #include "law_sweep.h"
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "fuzz_problems.h"
 
 using namespace attncheck;

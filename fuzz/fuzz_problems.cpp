@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <deque>
 
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck::fuzz {
 

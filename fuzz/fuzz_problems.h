@@ -1,4 +1,4 @@
-// The problems the fuzz targets judge: the generators' own (problem/generators.h,
+// The problems the fuzz targets judge: the generators' own (gen/generators.h,
 // problem_from_bytes), reading their choices from the fuzzer's bytes, with the
 // options below. One generator serves RapidCheck and the fuzzers, so a feature
 // the generators learn reaches the fuzzers the same day.
@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "problem/gen_options.h"
+#include "gen/gen_options.h"
 #include "problem/problem.h"
 
 namespace attncheck::fuzz {

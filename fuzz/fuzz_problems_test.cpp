@@ -18,7 +18,7 @@
 
 #include "casefile/case_file.h"
 #include "fuzz_problems.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 #include "problem/transforms.h"
 #include "seed_corpus.h"
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "impls/implementation.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 
 namespace attncheck::fuzz {
 

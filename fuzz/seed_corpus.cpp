@@ -6,8 +6,8 @@
 
 #include "fuzz_problems.h"
 #include "law_sweep.h"
-#include "problem/fast_rng.h"
-#include "problem/generators.h"
+#include "gen/fast_rng.h"
+#include "gen/generators.h"
 
 namespace attncheck::fuzz {
 
@@ -144,7 +144,7 @@ std::string problem_dictionary() {
   std::string out =
       "# Edge values of each dtype as the fuzz targets' byte source reads a raw element of the\n"
       "# kSpecials family: the selector byte 200 (0xc8, >= 160: a raw pattern), then the\n"
-      "# element's bytes, little-endian (problem/choice_source.h, value_draws.cpp).\n"
+      "# element's bytes, little-endian (gen/choice_source.h, value_draws.cpp).\n"
       "# Written by fuzz/make_seed_corpus.cpp.\n";
   struct Named { const char* name; double (*value)(DType); };
   const Named values[] = {

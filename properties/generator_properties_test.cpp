@@ -12,7 +12,7 @@
 #include "casefile/case_hash.h"
 #include "driver/problem_gen.h"
 #include "problem/fnv1a.h"
-#include "problem/profiles.h"
+#include "gen/profiles.h"
 #include "problem/transforms.h"
 
 namespace attncheck {
@@ -159,7 +159,7 @@ TEST(Generators, V1DrawsAreUnchanged) {
 // The same for the draws beyond v1: every ABI v2 feature and the backward bit
 // allowed (and, in the second set, required), every dtype, every value family
 // of the `default` profile's shapes. Pinned when the generators began reading
-// their choices from a source (problem/choice_source.h): the random source
+// their choices from a source (gen/choice_source.h): the random source
 // must draw what the random engine drew before, choice for choice.
 TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
   GenOptions every = find_profile("default")->options();

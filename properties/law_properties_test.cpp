@@ -7,7 +7,7 @@
 #include "driver/law_run.h"  // kDefaultMinJudged: the CLI's --min-judged
 #include "impls/builtins.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "property_env.h"
 
 namespace attncheck {

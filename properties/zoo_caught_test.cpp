@@ -14,7 +14,7 @@
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "driver/law_run.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "property_env.h"
 
 namespace attncheck {

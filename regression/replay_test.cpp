@@ -19,7 +19,7 @@
 #include "casefile/case_file.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "driver/law_run.h"
 
 #ifndef ATTNCHECK_REGRESSION_CASES_DIR

@@ -1,4 +1,4 @@
-"""The founding case's layer (shared/founding-case.md) ported to NumPy: unscaled scores.
+"""The founding case's layer (docs/founding-case.md) ported to NumPy: unscaled scores.
 
     build/attncheck check --python examples/python/founding_layer.py:attention
 

@@ -4,7 +4,7 @@
 // (find_package(attncheck)); for one GoogleTest test per law see
 // attncheck/gtest.hpp.
 //
-// The callable has the plugin ABI's meaning (spec/plugin-abi.md and
+// The callable has the plugin ABI's meaning (docs/abi/plugin-abi.md and
 // plugin-abi-v2.md; the structs are those of attncheck/plugin.h and
 // plugin_v2.h): given the call, write out and return ATTNCHECK_OK, or
 // ATTNCHECK_UNSUPPORTED for what it does not offer, or another code for an

@@ -1,7 +1,7 @@
 /* example_attention: a minimal, correct attncheck plugin in plain C.
  *
  * Copy this file to start your own plugin. It shows everything the pinned ABI
- * (attncheck/plugin.h, spec/plugin-abi.md) asks of an implementation:
+ * (attncheck/plugin.h, docs/abi/plugin-abi.md) asks of an implementation:
  *   - export exactly one symbol, attncheck_plugin_v1, returning a static
  *     attncheck_impl whose abi_version is ATTNCHECK_ABI_VERSION;
  *   - in forward(), compute out = softmax(scale * q k^T over the visible keys) v

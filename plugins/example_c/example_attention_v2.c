@@ -1,7 +1,7 @@
 /* example_attention_v2: a correct attncheck plugin for ABI version 2, in plain C99.
  *
  * Copy this file to start a plugin that takes what kernels take today. It declares
- * every feature of the pinned ABI (attncheck/plugin_v2.h, spec/plugin-abi-v2.md) and
+ * every feature of the pinned ABI (attncheck/plugin_v2.h, docs/abi/plugin-abi-v2.md) and
  * implements each exactly as the spec states it, one step per function, for reading
  * rather than speed:
  *   - strided views of q, k, v, out in any axis order, with gaps (STRIDES);

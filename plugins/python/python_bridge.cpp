@@ -148,7 +148,7 @@ extern "C" __attribute__((visibility("default"))) const attncheck_impl* attnchec
 }
 
 // Why attncheck_plugin_v2() (or _v1) returned NULL: read by attncheck's host
-// (src/plugin/host_child.cpp) for the message of the refused load.
+// (src/host/host_child.cpp) for the message of the refused load.
 extern "C" __attribute__((visibility("default"))) const char* attncheck_plugin_load_error(void) {
   return g_load_error.c_str();
 }

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "driver/law_run.h"
-#include "laws/law.h"
-#include "plugin/plugin_host.h"
+#include "law_framework/law.h"
+#include "host/plugin_host.h"
 
 using namespace attncheck;
 

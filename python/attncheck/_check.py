@@ -69,7 +69,7 @@ def _pythonpath():
 
 def check(fn_or_target, laws=None, profile=None, seed=None, cases=None, dtype=None, extra_args=(), timeout=None):
     """Runs `attncheck check --python TARGET --json FILE` and returns the parsed report
-    (shared/spec/cli.md's JSON: "seed", "implementations" with one entry, its "verdict"
+    (docs/abi/cli-contract.md's JSON: "seed", "implementations" with one entry, its "verdict"
     and "laws"). Raises AttncheckError when attncheck exits 2 (bad target, import
     error, unknown law), with its stderr."""
     target = target_of(fn_or_target)

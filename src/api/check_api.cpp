@@ -10,7 +10,7 @@
 #include "attncheck/attncheck.hpp"
 #include "driver/seed_env.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "report/console_report.h"
 #include "run/check_implementation.h"
 #include "run/plan.h"

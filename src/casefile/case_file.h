@@ -69,7 +69,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "plugin/printable_text.h"
+#include "text/printable_text.h"
 #include "problem/problem.h"
 
 namespace attncheck {

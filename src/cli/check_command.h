@@ -16,7 +16,7 @@
 
 #include "run/parallel_check.h"
 #include "run/shape_flags.h"
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "report/report_formats.h"
 
 namespace attncheck {
@@ -40,7 +40,7 @@ struct CheckArgs {
   std::string dtype = "all";           // --dtype f32|f64|f16|bf16|all (or a comma list)
   int cases = kDefaultCases;           // --cases N
   std::optional<uint64_t> seed;        // --seed N; else ATTNCHECK_SEED; else a fresh one
-  int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: CPU time of one plugin call (plugin/time_limits.h)
+  int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: CPU time of one plugin call (host/time_limits.h)
   int wall_timeout_ms = 0;             // --wall-timeout-ms N: wall-clock time of one call; 0: derived
   ShapeFlags shapes;                   // --profile, --head-dim, --q-len, --kv-len, --batch, --heads
   int min_judged = kDefaultMinJudged;  // --min-judged N: fewer judged cases is `insufficient`

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "report/report_formats.h"
 
 namespace attncheck {
@@ -26,7 +26,7 @@ std::string plugin_options_problem(int timeout_ms, int load_timeout_ms, const st
                                    PluginOptions& options);
 
 // --wall-timeout-ms, --load-wall-timeout-ms: 0 (derived from the CPU limits,
-// plugin/time_limits.h) or at least 1; put into `options`.
+// host/time_limits.h) or at least 1; put into `options`.
 std::string wall_limits_problem(int wall_timeout_ms, int load_wall_timeout_ms, PluginOptions& options);
 
 // "512M", "4G", "2GiB", "1073741824" (bytes), "none" (0: no limit); nullopt when not a size.

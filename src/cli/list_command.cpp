@@ -5,7 +5,7 @@
 #include <string>
 
 #include "impls/builtins.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 
 namespace attncheck {
 

@@ -13,10 +13,10 @@
 #include "cli/replay_command.h"
 #include "cli/sensitivity_command.h"
 #include "driver/seed_env.h"
-#include "impls/vector_isa.h"
-#include "plugin/orphans.h"
+#include "parallel/vector_isa.h"
+#include "host/orphans.h"
 #include "problem/dtype.h"
-#include "problem/profiles.h"
+#include "gen/profiles.h"
 #include "report/report_formats.h"
 
 #ifndef ATTNCHECK_VERSION
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // A plugin that kills its own supervisor leaves its processes to this one,
-  // which ends them (plugin/orphans.h) instead of letting them outlive the run.
+  // which ends them (host/orphans.h) instead of letting them outlive the run.
   adopt_orphans();
   CLI::App app{"attncheck: checks that an attention implementation computes attention, law by law"};
   app.set_version_flag("--version", std::string("attncheck ") + ATTNCHECK_VERSION);

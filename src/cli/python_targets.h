@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 
 namespace attncheck {
 

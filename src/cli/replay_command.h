@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "report/report_formats.h"
 
 namespace attncheck {
@@ -47,7 +47,7 @@ struct ReplayArgs {
   std::vector<std::string> plugins;  // PATH or NAME=PATH (cli_validation.h)
   std::vector<std::string> pythons;  // --python MODULE_OR_FILE:FUNCTION... (cli/python_targets.h)
   std::vector<std::string> impls;
-  int timeout_ms = kDefaultTimeoutMs;  // CPU time of one call (plugin/time_limits.h)
+  int timeout_ms = kDefaultTimeoutMs;  // CPU time of one call (host/time_limits.h)
   int wall_timeout_ms = 0;             // 0: derived from timeout_ms
   int load_timeout_ms = kDefaultLoadTimeoutMs;
   int load_wall_timeout_ms = 0;

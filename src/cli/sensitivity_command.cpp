@@ -11,7 +11,7 @@
 #include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "plot/svg_plot.h"
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "report/run_report.h"
 
 namespace attncheck {

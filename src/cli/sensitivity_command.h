@@ -1,4 +1,4 @@
-// `attncheck sensitivity`: the founding case drawn (shared/spec/cli.md). For
+// `attncheck sensitivity`: the founding case drawn (docs/abi/cli-contract.md). For
 // each implementation, the query_sensitivity law's measurement and the
 // entropy of its attention weights against head_dim 16..1024
 // (cli/sensitivity_sweep.h), as an SVG of two panels and optionally a CSV.

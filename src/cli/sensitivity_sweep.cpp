@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "laws/query_response.h"
+#include "law_framework/query_response.h"
 #include "problem/dtype.h"
-#include "problem/gen_random.h"
+#include "gen/gen_random.h"
 
 namespace attncheck {
 namespace {

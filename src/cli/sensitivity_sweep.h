@@ -1,7 +1,7 @@
 // The founding symptom measured against head_dim (`attncheck sensitivity`):
 // for each head_dim, a fixed set of unit-Gaussian problems (the regime of
 // the query_sensitivity law: no mask, no causal rule, default scale), and on
-// them the law's own measurement (laws/query_response.h): the median over the
+// them the law's own measurement (law_framework/query_response.h): the median over the
 // measurable rows of r_impl / r_oracle, and the mean entropy of the
 // implementation's attention weights. Exact attention keeps both flat in
 // head_dim (its logits have unit variance at every d); a layer that never

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "laws/grad_rounding.h"
+#include "oracle/grad_rounding.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

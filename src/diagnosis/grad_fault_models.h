@@ -37,7 +37,7 @@ PredictedGradients faulty_gradients(const Problem& p, const std::vector<double>&
 // Runs impl on the backward problem `failing` (twice, for faults that show
 // between calls; then on the case in f64 and with empty rows and unseen keys)
 // and names the backward fault its gradients match within a correct
-// backward's rounding bound (laws/grad_rounding.h) where the correct
+// backward's rounding bound (oracle/grad_rounding.h) where the correct
 // gradients do not: "behaves like: ...". "" when none matches, when the case
 // is not a backward problem, or when its gradients are correct on all three.
 std::string diagnose_gradients(Implementation& impl, const Problem& failing);

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "laws/law.h"
-#include "problem/gen_options.h"
+#include "law_framework/law.h"
+#include "gen/gen_options.h"
 
 namespace attncheck {
 

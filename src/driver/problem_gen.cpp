@@ -1,6 +1,6 @@
 #include "driver/problem_gen.h"
 
-#include "problem/sample_memo.h"
+#include "gen/sample_memo.h"
 
 namespace attncheck {
 

@@ -1,5 +1,5 @@
 // The RapidCheck generator of Problems: draws through sample_problem and
-// shrinks through shrink_problem (problem/generators.h). The fuzz targets draw
+// shrinks through shrink_problem (gen/generators.h). The fuzz targets draw
 // through the same generator, reading its choices from their bytes instead of
 // RapidCheck's random stream (problem_from_bytes, fuzz/fuzz_problems.h), and
 // the benchmarks through sample_problem: one definition of a problem for all.
@@ -7,7 +7,7 @@
 // gen_shared_problem is the same generator over shared, immutable Problems
 // (run_law's): RapidCheck copies a generated value out of its shrinkable each
 // time a property reads it, and a Problem's tensors are up to megabytes; the
-// draws go through the sample memo (problem/sample_memo.h), so the targets of
+// draws go through the sample memo (gen/sample_memo.h), so the targets of
 // a law with the same features share them.
 //
 // Example usage:
@@ -21,7 +21,7 @@
 
 #include <memory>
 
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 

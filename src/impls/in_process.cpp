@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "impls/builtins.h"
-#include "problem/call_layout.h"
+#include "call/call_layout.h"
 
 namespace attncheck {
 

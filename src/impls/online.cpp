@@ -31,7 +31,7 @@
 #include "impls/online_exp.h"
 #include "impls/online_tiles.h"
 #include "impls/typed_call_v2.h"
-#include "impls/vector_isa.h"
+#include "parallel/vector_isa.h"
 #include "parallel/parallel_for.h"
 
 namespace attncheck {

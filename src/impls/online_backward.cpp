@@ -37,7 +37,7 @@
 #include "impls/kernels.h"
 #include "impls/online_tiles.h"
 #include "impls/typed_grad_v2.h"
-#include "impls/vector_isa.h"
+#include "parallel/vector_isa.h"
 #include "parallel/parallel_for.h"
 
 namespace attncheck {

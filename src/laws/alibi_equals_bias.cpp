@@ -5,7 +5,7 @@
 // (|i - j|) where the spec aligns it bottom-right, slopes indexed by kv head,
 // the term added before the soft-cap. Cannot catch: a fault of the bias path
 // that the ALiBi path shares.
-#include "laws/equivalent_calls.h"
+#include "law_framework/equivalent_calls.h"
 #include "problem/feature_transforms.h"
 
 namespace attncheck {

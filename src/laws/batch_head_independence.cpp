@@ -8,7 +8,7 @@
 // mask or causal errors, a dropped key), nor anything with batch * heads == 1.
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

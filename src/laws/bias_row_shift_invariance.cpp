@@ -5,7 +5,7 @@
 // Catches: a bias read with the wrong row stride or broadcast (the shifted
 // bias is stored per row), a bias added after the softmax, a bias clamped or
 // saturated. Cannot catch: a bias ignored altogether (matches_oracle does).
-#include "laws/equivalent_calls.h"
+#include "law_framework/equivalent_calls.h"
 #include "problem/feature_transforms.h"
 
 namespace attncheck {

@@ -10,7 +10,7 @@
 // share (the same wrong softmax), or a mask semantics inverted in both.
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

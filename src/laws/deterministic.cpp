@@ -12,7 +12,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 
 namespace attncheck {
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 
 namespace attncheck {
 

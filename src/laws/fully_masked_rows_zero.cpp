@@ -15,7 +15,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

@@ -6,7 +6,7 @@
 // rounded the other way), a kv stride of heads rows instead of kv_heads, the
 // group size taken as kv_heads. Cannot catch: a fault that repeated heads
 // share (a wrong scale): the other laws see those.
-#include "laws/equivalent_calls.h"
+#include "law_framework/equivalent_calls.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

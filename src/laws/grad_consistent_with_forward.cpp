@@ -45,7 +45,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "oracle/oracle.h"
 #include "problem/transforms.h"
 

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 
 namespace attncheck {
 

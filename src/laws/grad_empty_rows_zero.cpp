@@ -13,7 +13,7 @@
 // empty rows or unseen keys skipped and left holding what the buffer held,
 // a key's dk/dv accumulated from rows that do not see it.
 // Cannot catch: anything about rows that see a key and keys that are seen.
-// Judged inside the backward's domain only (laws/grad_rounding.h): where dout
+// Judged inside the backward's domain only (oracle/grad_rounding.h): where dout
 // times V overflows, a dense kernel's masked entries are 0 * inf; and, as the
 // gradient oracle, inside the forward's domain (a row whose ALiBi term or logit
 // overflows has out NaN, which zero weights carry into every key of its kv head).
@@ -21,7 +21,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "oracle/oracle.h"
 #include "problem/transforms.h"
 
@@ -33,7 +33,7 @@ namespace {
 // exactly 0; counts what was judged in `judged`.
 std::optional<std::string> nonzero(const Problem& p, const Outcome& o, int64_t& judged) {
   const Shape& s = p.shape;
-  // Zeros are judged inside the backward's domain (laws/grad_rounding.h): a
+  // Zeros are judged inside the backward's domain (oracle/grad_rounding.h): a
   // row whose dP overflows makes a dense kernel's 0 * inf NaN, for its dq and
   // its kv head's dk and dv.
   const GradMagnitudes m = grad_magnitudes(p, o.out);

@@ -2,7 +2,7 @@
 // with each kv head repeated for its query heads, so its dq equals the
 // repeated call's dq and its dk and dv equal the sums, over each group of
 // query heads, of the repeated call's dk and dv; each call within its own
-// rounding bound (laws/grad_rounding.h), the repeated one's summed over the group.
+// rounding bound (oracle/grad_rounding.h), the repeated one's summed over the group.
 //
 // Catches: a group's dk/dv taken from its first query head (or its last)
 // instead of the sum, a query head's gradient added to the wrong kv head
@@ -12,7 +12,7 @@
 // wrong scale): the other gradient laws see those.
 #include <cmath>
 
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

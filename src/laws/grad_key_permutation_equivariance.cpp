@@ -12,7 +12,7 @@
 // depends on position.
 // Cannot catch: faults symmetric in the keys (a missing rowsum term, a wrong
 // scale, unnormalised dV), which the other gradient laws see.
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

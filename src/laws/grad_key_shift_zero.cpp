@@ -6,7 +6,7 @@
 // one call. Not with a soft-cap (the shift does not pass through tanh as a
 // constant) and not with sinks (the sink's logit does not move).
 //
-// The bound (laws/grad_rounding.h for the notation). A correct backward's
+// The bound (oracle/grad_rounding.h for the notation). A correct backward's
 // dK^_j deviates from scale sum_i dS^_ij Q_i (its own dS^) by at most the
 // rounding part of grad_rounding_bounds (no weights or forward error: model
 // {false, false}), summed over j. What is left, sum_j scale sum_i dS^_ij Q_i =
@@ -30,7 +30,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "oracle/oracle.h"
 
 namespace attncheck {

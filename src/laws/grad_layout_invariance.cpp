@@ -10,7 +10,7 @@
 // to backward read with the wrong strides (D = rowsum(dO * O) from the wrong
 // rows), an axis order assumed for the gradients.
 // Cannot catch: a layout fault the dense call shares.
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "problem/feature_transforms.h"
 
 namespace attncheck {

@@ -10,7 +10,7 @@
 // The bound. With the same inputs, the three calls' forwards give the same
 // output and their backwards the same weights, so each call's gradients
 // deviate from the gradients exact for those weights and that output, which
-// are linear in dout, by at most its rounding (laws/grad_rounding.h, model
+// are linear in dout, by at most its rounding (oracle/grad_rounding.h, model
 // {false, false}: F gamma times the magnitudes + u |g^| + floor). So
 //   |g^3 - (a g^1 + b g^2)| <= bound3 + |a| bound1 + |b| bound2 (+ the double rounding of the combination).
 // When the three forward outputs are not bitwise equal (a nondeterministic
@@ -27,7 +27,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

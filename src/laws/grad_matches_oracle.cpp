@@ -10,7 +10,7 @@
 // unnormalised weights, a dropped soft-cap derivative, stale or NaN gradients)
 // and precision losses beyond what the dtype's arithmetic explains.
 // Cannot catch: faults below the bound, and what the bound does not judge.
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "oracle/grad_oracle.h"
 
 namespace attncheck {

@@ -11,7 +11,7 @@
 // dout read with a row stride of its own.
 // Cannot catch: faults that treat every row alike (a wrong scale, a missing
 // rowsum term): the other gradient laws see those.
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

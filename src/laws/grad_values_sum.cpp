@@ -4,7 +4,7 @@
 // implementation's own gradients. Not with sinks (then each row contributes
 // its weights' mass, less than one).
 //
-// The bound (laws/grad_rounding.h for the notation). Each dV^_j deviates from
+// The bound (oracle/grad_rounding.h for the notation). Each dV^_j deviates from
 // sum_i P^_ij dO_i (the weights the backward uses) by at most its rounding
 // bound (model {false, false}: F sum_i P'_ij gamma |dO_ic| + u |dV^_jc| +
 // floor), summed over j. The rest is sum_i (sum_j P^_ij - 1) dO_i, and
@@ -21,7 +21,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/grad_support.h"
+#include "law_framework/grad_support.h"
 #include "oracle/oracle.h"
 
 namespace attncheck {

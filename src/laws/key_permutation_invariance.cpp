@@ -11,7 +11,7 @@
 // kv_len vs q_len confused), K and V rows read with different strides.
 // Cannot catch: faults symmetric in the keys (wrong scale, no max subtraction,
 // K and V swapped, a mask ignored altogether).
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

@@ -7,7 +7,7 @@
 // Catches: strides ignored (rows assumed dense, the head stride taken as
 // q_len * head_dim), one tensor's strides used for another, an axis order
 // assumed. Cannot catch: a layout fault that dense calls share.
-#include "laws/equivalent_calls.h"
+#include "law_framework/equivalent_calls.h"
 #include "problem/feature_transforms.h"
 
 namespace attncheck {

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/equivalent_calls.h"
+#include "law_framework/equivalent_calls.h"
 #include "problem/dtype.h"
 #include "problem/feature_transforms.h"
 

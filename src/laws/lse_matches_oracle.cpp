@@ -10,7 +10,7 @@
 // (matches_oracle judges that).
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 
 namespace attncheck {
 

@@ -15,7 +15,7 @@
 // faults that only involve visible keys (scale, softmax of visible keys).
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 
 namespace attncheck {
 

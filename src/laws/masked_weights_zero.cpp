@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

@@ -4,7 +4,7 @@
 // judged row is not applicable, never a pass.
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 
 namespace attncheck {
 

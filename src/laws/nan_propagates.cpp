@@ -19,7 +19,7 @@
 #include <limits>
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

@@ -1,7 +1,7 @@
 // no_crash: the call returns; the process is never killed by a signal.
 // Catches: segfaults, aborts, uncaught exceptions, stack overflows on large
 // shapes. Cannot catch: a wrong result computed quietly (the other laws).
-#include "laws/process_law.h"
+#include "law_framework/process_law.h"
 
 namespace attncheck {
 

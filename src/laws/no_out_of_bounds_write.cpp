@@ -3,7 +3,7 @@
 // Catches: tile tails written past the end, wrong strides, inputs used as
 // scratch. Cannot catch: reads out of bounds, or writes that land inside out
 // (those show as wrong values to the arithmetic laws).
-#include "laws/process_law.h"
+#include "law_framework/process_law.h"
 
 namespace attncheck {
 

@@ -1,7 +1,7 @@
 // no_timeout: the call returns within the per-call time limit.
 // Catches: infinite loops (a tile loop that never advances on an edge shape),
 // deadlocks, pathological slowness. Cannot catch: a fast wrong answer.
-#include "laws/process_law.h"
+#include "law_framework/process_law.h"
 
 namespace attncheck {
 

@@ -10,7 +10,7 @@
 // Cannot catch: faults that treat every row alike (wrong scale, no max
 // subtraction, a dropped key, K and V swapped) or that follow a row's
 // position through the causal rule (left to causal_equals_explicit_mask).
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

@@ -1,6 +1,6 @@
 // query_sensitivity (the founding law, founding-case.md): the output responds
 // to a small change of the query as much as exact attention does, within a
-// factor of two: every measurable row's r_impl / r_oracle (laws/query_response.h,
+// factor of two: every measurable row's r_impl / r_oracle (law_framework/query_response.h,
 // the one definition of the measurement) satisfies 1/2 <= ratio <= 2. A correct
 // implementation is off from each exact output by at most the oracle's bound,
 // so |r_impl - r_oracle| <= ||bound(q)|| + ||bound(q + delta)||; rows are judged
@@ -20,8 +20,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/law_support.h"
-#include "laws/query_response.h"
+#include "law_framework/law_support.h"
+#include "law_framework/query_response.h"
 
 namespace attncheck {
 

@@ -1,6 +1,6 @@
 // The law catalogue, in report order. Each law lives in its own file as a
 // factory `Law law_<name>()`; adding a law is one file and one line below.
-#include "laws/law.h"
+#include "law_framework/law.h"
 
 namespace attncheck {
 

@@ -13,7 +13,7 @@
 // several keys are weighed against each other.
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 
 namespace attncheck {
 

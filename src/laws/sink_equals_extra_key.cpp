@@ -7,7 +7,7 @@
 // Catches: sinks ignored, a sink scaled or soft-capped like a logit, a sink
 // added to the numerator, sinks indexed by kv head. Cannot catch: a fault the
 // bias path shares.
-#include "laws/equivalent_calls.h"
+#include "law_framework/equivalent_calls.h"
 #include "problem/feature_transforms.h"
 
 namespace attncheck {

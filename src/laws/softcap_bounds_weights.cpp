@@ -17,8 +17,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "laws/equivalent_calls.h"
-#include "laws/law_support.h"
+#include "law_framework/equivalent_calls.h"
+#include "law_framework/law_support.h"
 #include "problem/dtype.h"
 
 namespace attncheck {

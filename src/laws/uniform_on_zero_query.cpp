@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "laws/law_support.h"
+#include "law_framework/law_support.h"
 
 namespace attncheck {
 

@@ -15,8 +15,8 @@
 #include <random>
 #include <sstream>
 
-#include "laws/law_support.h"
-#include "problem/gen_random.h"
+#include "law_framework/law_support.h"
+#include "gen/gen_random.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

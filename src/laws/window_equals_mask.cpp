@@ -5,7 +5,7 @@
 // where the spec aligns it bottom-right (q_len != kv_len), left and right
 // exchanged, a window applied per tile rather than per key. Cannot catch: a
 // fault in the mask path that the window path shares.
-#include "laws/equivalent_calls.h"
+#include "law_framework/equivalent_calls.h"
 #include "problem/feature_transforms.h"
 
 namespace attncheck {

@@ -3,7 +3,7 @@
 // Catches: skipped rows (fully masked rows or tile remainders left untouched),
 // loops over the wrong extent. Cannot catch: an element written with a wrong
 // value (the arithmetic laws judge that).
-#include "laws/process_law.h"
+#include "law_framework/process_law.h"
 
 namespace attncheck {
 

@@ -1,5 +1,5 @@
 // The oracle's kernels on native vectors: one register of the build that runs
-// them (impls/vector_isa.h), so nothing is ever split or kept in memory.
+// them (parallel/vector_isa.h), so nothing is ever split or kept in memory.
 //   Simd<64>  AVX-512: d = 8 doubles, f = 16 floats (one zmm each)
 //   Simd<32>  AVX2:    d = 4 doubles, f = 8 floats  (one ymm each)
 //   Simd<16>  SSE2:    d = 2 doubles, f = 4 floats  (one xmm each)
@@ -19,7 +19,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "impls/vector_isa.h"
+#include "parallel/vector_isa.h"
 
 // Passing these by value would change the ABI between ISAs (-Wpsabi); every
 // helper here is always inlined, so no such call exists, and the files that
@@ -209,7 +209,7 @@ ATTNCHECK_INLINE double lanes_sum(const typename S::d* parts) {
   return s;
 }
 
-// The Simd of the width run_in_vector_build (impls/vector_isa.h) hands a
+// The Simd of the width run_in_vector_build (parallel/vector_isa.h) hands a
 // kernel's body; the lambda must be always inline to be compiled into each build:
 //   return run_in_vector_build([&](auto w) ATTNCHECK_INLINE_LAMBDA {
 //     return body<SimdOf<decltype(w)>>(...);

@@ -117,7 +117,7 @@ std::string_view feature_name(FeatureBits one_bit);
 // "mask,causal,gqa" (or "none").
 std::string feature_list(FeatureBits bits);
 
-// One forward call, in the semantics of ABI v2 (../spec/plugin-abi-v2.md):
+// One forward call, in the semantics of ABI v2 (docs/abi/plugin-abi-v2.md):
 // every field beyond v1 holds its neutral value unless the problem uses it.
 // Every member is listed in problem/problem_fields.h, from which its case
 // file, case hash, wires and memo keys are derived: a member added here and

@@ -1,12 +1,12 @@
 // The one field list of a Problem (and of the records it holds): every
 // serialisation, hash, memo key and comparison of a Problem is derived from
 // it (problem/field_list.h says how):
-//   the --jobs result wire      cli/law_result_wire.cpp   every field, in list order, native bytes
+//   the --jobs result wire      run/law_result_wire.cpp   every field, in list order, native bytes
 //   the oracle memo's key       oracle/oracle_memo.cpp    the fields with `oracle`
 //   the case file (JSON)        casefile/case_json*.cpp   list order; `since` picks the schema
 //   the case hash               casefile/case_hash.cpp    the order of `hash`, by `since`
 //   Problem::operator==         problem.cpp               every field, doubles by their bits
-//   the sample memo's sizes     problem/sample_memo.cpp   every list's elements
+//   the sample memo's sizes     gen/sample_memo.cpp   every list's elements
 // (The host's call wire is derived from the ABI call's own list, plugin/call_wire.h.)
 // A new member of Problem is one line here (and its JSON reader's checks in
 // case_json_v2.cpp); left out, it is a compile error at the static_assert

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "plugin/printable_text.h"
+#include "text/printable_text.h"
 
 namespace attncheck {
 namespace {

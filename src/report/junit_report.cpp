@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "plugin/printable_text.h"
+#include "text/printable_text.h"
 
 namespace attncheck {
 namespace {

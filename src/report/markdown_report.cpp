@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "plugin/printable_text.h"
+#include "text/printable_text.h"
 
 namespace attncheck {
 namespace {

@@ -6,14 +6,14 @@
 
 #include "casefile/case_file.h"
 #include "diagnosis/diagnose.h"
-#include "laws/process_law.h"
+#include "law_framework/process_law.h"
 #include "problem/fnv1a.h"
 
 namespace attncheck {
 namespace {
 
 // The faults seen under other laws' cases and in the probes fail the process
-// laws that judge them, as laws/process_law.h decides; a process law left out
+// laws that judge them, as law_framework/process_law.h decides; a process law left out
 // by --law is added (a fault is never silent).
 void charge_faults_seen(ImplementationResult& r, const Target& target) {
   std::vector<ProcessFault> seen;
@@ -82,7 +82,7 @@ void fail_refused_features(ImplementationResult& r) {
 }
 
 // Whether any law judged a call of the implementation that completed
-// (laws/process_law.h: a process law's own failure is a call that did not).
+// (law_framework/process_law.h: a process law's own failure is a call that did not).
 bool completed_a_judged_call(const ImplementationResult& r) {
   for (const LawResult& l : r.laws)
     if (completed_judged_calls(l.run.law, l.run.judged, l.failed() && l.found_while.empty()) > 0) return true;

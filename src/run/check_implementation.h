@@ -1,7 +1,7 @@
 // Runs the chosen laws against one implementation (a Target, target.h) and
 // turns what run_law found into the report's results: process faults seen
 // under other laws are charged to the process law they belong to
-// (laws/process_law.h decides), each failure gets its diagnosis, its saved
+// (law_framework/process_law.h decides), each failure gets its diagnosis, its saved
 // case file and the command that reproduces it.
 //
 // Example usage:
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "driver/law_run.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "report/run_report.h"
 #include "run/expectations.h"
 #include "run/target.h"

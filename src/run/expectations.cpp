@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "casefile/untrusted_json.h"
-#include "laws/law.h"
-#include "plugin/printable_text.h"
+#include "law_framework/law.h"
+#include "text/printable_text.h"
 
 namespace attncheck {
 

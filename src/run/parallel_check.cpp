@@ -6,7 +6,7 @@
 #include <cstring>
 #include <thread>
 
-#include "cli/law_result_wire.h"
+#include "run/law_result_wire.h"
 #include "run/worker_processes.h"
 
 namespace attncheck {

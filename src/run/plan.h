@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "run/target.h"
 
 namespace attncheck {

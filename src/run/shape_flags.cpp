@@ -3,7 +3,7 @@
 #include <charconv>
 #include <sstream>
 
-#include "problem/profiles.h"
+#include "gen/profiles.h"
 
 namespace attncheck {
 namespace {

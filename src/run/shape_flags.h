@@ -11,12 +11,12 @@
 #include <optional>
 #include <string>
 
-#include "problem/gen_options.h"
+#include "gen/gen_options.h"
 
 namespace attncheck {
 
 struct ShapeFlags {
-  std::string profile = "default";  // --profile NAME (problem/profiles.h)
+  std::string profile = "default";  // --profile NAME (gen/profiles.h)
   std::string head_dims;            // --head-dim 64,128
   std::string q_len, kv_len;        // --q-len A..B or N
   std::string batch, heads;         // --batch N or A..B, --heads likewise

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "impls/implementation.h"
-#include "problem/gen_options.h"
+#include "gen/gen_options.h"
 
 namespace attncheck {
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "impls/implementation.h"
-#include "laws/process_law.h"
+#include "law_framework/process_law.h"
 #include "report/run_report.h"
 #include "run/dtype_probe.h"
 #include "run/shape_probe.h"

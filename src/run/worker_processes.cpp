@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "parallel/parallel_for.h"
-#include "plugin/signal_names.h"
+#include "host/signal_names.h"
 
 namespace attncheck {
 

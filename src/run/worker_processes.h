@@ -6,7 +6,7 @@
 // checked (its ImplicitParam bindings: the current generator, size, random
 // source) in process-global statics, not per thread, for the whole of a
 // property's run, so two run_law calls can never overlap in one process. And
-// the plugin host forks without exec (plugin/host_child.cpp), which is safe only
+// the plugin host forks without exec (host/host_child.cpp), which is safe only
 // from a single-threaded process. Each worker is a single-threaded process
 // forked from the parent while it is single-threaded too (no thread is running
 // then: parallel_for joins its threads before it returns), so both hold in

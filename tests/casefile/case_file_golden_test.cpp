@@ -13,7 +13,7 @@
 
 #include "casefile/case_file.h"
 #include "casefile/case_hash.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

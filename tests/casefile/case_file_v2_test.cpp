@@ -13,7 +13,7 @@
 #include "casefile/case_hash.h"
 #include "casefile/case_json_v2.h"
 #include "casefile/float_text.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

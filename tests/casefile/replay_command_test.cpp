@@ -10,9 +10,9 @@
 #include "casefile/case_file.h"
 #include "cli/replay_command.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "driver/law_run.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

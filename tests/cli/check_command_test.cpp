@@ -10,7 +10,7 @@
 #include "cli/check_command.h"
 #include "run/check_implementation.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "report/junit_report.h"
 
 namespace attncheck {

@@ -14,11 +14,11 @@
 #include <thread>
 
 #include "run/check_implementation.h"
-#include "cli/law_result_wire.h"
+#include "run/law_result_wire.h"
 #include "run/run_budget.h"
 #include "impls/in_process.h"
-#include "laws/process_law.h"
-#include "laws/law.h"
+#include "law_framework/process_law.h"
+#include "law_framework/law.h"
 
 namespace attncheck {
 namespace {
@@ -352,7 +352,7 @@ TEST(EarnedVerdicts, LengthsEqualSlicesTakesNaNAtTheSamePlaceAsEqual) {
   EXPECT_EQ(run_law(law("lengths_equal_slices"), one_sided, options(30, 20)).status, LawStatus::fail);
 }
 
-// ---- the process laws' verdicts on faults seen elsewhere (laws/process_law.h) --
+// ---- the process laws' verdicts on faults seen elsewhere (law_framework/process_law.h) --
 
 TEST(ProcessLaws, TheFirstFaultSeenFailsItsLawUnlessItFailedOnItsOwn) {
   const Problem call;

@@ -8,10 +8,10 @@
 #include <limits>
 
 #include "run/check_implementation.h"
-#include "cli/law_result_wire.h"
+#include "run/law_result_wire.h"
 #include "run/parallel_check.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 
 namespace attncheck {
 namespace {

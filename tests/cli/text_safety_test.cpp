@@ -13,7 +13,7 @@
 
 #include "casefile/case_file.h"
 #include "run/expectations.h"
-#include "plugin/printable_text.h"
+#include "text/printable_text.h"
 #include "report/console_report.h"
 #include "report/junit_report.h"
 #include "report/markdown_report.h"

@@ -18,9 +18,9 @@
 #include "impls/in_process.h"
 #include "impls/typed_call.h"
 #include "sixteen_bit_attention.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "oracle/oracle.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <utility>
 
-#include "problem/call_layout.h"
+#include "call/call_layout.h"
 
 namespace attncheck {
 namespace {

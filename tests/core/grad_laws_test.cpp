@@ -13,10 +13,10 @@
 #include "diagnosis/diagnose.h"
 #include "driver/law_run.h"
 #include "driver/seed_env.h"
-#include "laws/grad_support.h"
-#include "laws/law.h"
+#include "law_framework/grad_support.h"
+#include "law_framework/law.h"
 #include "knobbed_plain_backward.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

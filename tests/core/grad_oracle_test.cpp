@@ -25,7 +25,7 @@
 #include "driver/seed_env.h"
 #include "oracle/grad_oracle.h"
 #include "plain_v2_backward.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

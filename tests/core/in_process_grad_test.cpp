@@ -1,5 +1,5 @@
 // InProcessImplementation carries a backward problem as the plugin host does
-// (impls/in_process.cpp, problem/grad_call.cpp): forward, decoded, then
+// (impls/in_process.cpp, call/grad_call.cpp): forward, decoded, then
 // backward on the same region and call, the Outcome holding forward's out and
 // lse and the gradients; a fault of forward is reported as forward's and
 // backward is not called; a fault of backward as backward's. The

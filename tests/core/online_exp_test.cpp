@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "impls/online_exp.h"
-#include "impls/vector_isa.h"
+#include "parallel/vector_isa.h"
 
 namespace attncheck {
 namespace {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "impls/in_process.h"
-#include "impls/vector_isa.h"
+#include "parallel/vector_isa.h"
 #include "oracle/oracle.h"
 #include "parallel/parallel_for.h"
 #include "problem/problem.h"

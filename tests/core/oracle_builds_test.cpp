@@ -1,4 +1,4 @@
-// The oracle's kernels in each vector build this CPU runs (impls/vector_isa.h,
+// The oracle's kernels in each vector build this CPU runs (parallel/vector_isa.h,
 // oracle/simd_native.h). The AVX-512 and AVX2 builds do the same arithmetic
 // lane by lane, with the same FMAs and the same order of every reduction, so
 // they must give the same bits: a difference is a fault in one build's
@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "impls/vector_isa.h"
+#include "parallel/vector_isa.h"
 #include "oracle/oracle.h"
 #include "oracle/oracle_paths.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

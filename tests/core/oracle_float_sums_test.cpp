@@ -15,7 +15,7 @@
 #include "oracle/fast_kernels.h"
 #include "oracle/oracle.h"
 #include "oracle/oracle_paths.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "oracle/oracle.h"
 #include "oracle/oracle_memo.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

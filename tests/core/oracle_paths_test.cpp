@@ -18,7 +18,7 @@
 #include "oracle/fast_kernels.h"
 #include "oracle/oracle_paths.h"
 #include "oracle/vector_exp.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

@@ -24,7 +24,7 @@
 #include "oracle/oracle.h"
 #include "oracle/oracle_paths.h"
 #include "plain_v2_attention.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 #include "spec_reference_quad.h"
 
 namespace attncheck {
@@ -36,7 +36,7 @@ uint64_t base_seed() { return seed_from_env_or(20261130); }
 constexpr FeatureBits kV2Drawn = kAllFeatures & ~kV1Features;
 
 // A small problem from the generators: the v2 features in `features` drawn
-// each at the generators' own rate (src/problem/feature_draws.h), those in
+// each at the generators' own rate (src/gen/feature_draws.h), those in
 // `force` always (GenOptions::required; GQA where the shape allows).
 Problem v2_problem(DType t, uint64_t seed, FeatureBits features, FeatureBits force, unsigned families = kClassicFamilies,
                    int64_t min_heads = 1) {

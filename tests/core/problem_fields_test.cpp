@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "casefile/case_hash.h"
-#include "cli/law_result_wire.h"
+#include "run/law_result_wire.h"
 #include "oracle/oracle_memo.h"
-#include "plugin/call_wire.h"
-#include "problem/call_layout.h"
-#include "problem/generators.h"
+#include "host/call_wire.h"
+#include "call/call_layout.h"
+#include "gen/generators.h"
 #include "problem/problem_fields.h"
 
 namespace attncheck {

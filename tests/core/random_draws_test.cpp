@@ -1,4 +1,4 @@
-// The generators' random engine and normal draws (src/problem/fast_rng.h,
+// The generators' random engine and normal draws (src/gen/fast_rng.h,
 // ziggurat_normal.h): reproducible from the seed, and the normal draws follow
 // N(0, 1) closely enough that a wrong layer table, a dropped wedge or a wrong
 // tail shows (each test a fixed seed: deterministic, not flaky). The two
@@ -11,10 +11,10 @@
 #include <cmath>
 #include <vector>
 
-#include "problem/choice_source.h"
-#include "problem/fast_rng.h"
-#include "problem/gen_random.h"
-#include "problem/ziggurat_normal.h"
+#include "gen/choice_source.h"
+#include "gen/fast_rng.h"
+#include "gen/gen_random.h"
+#include "gen/ziggurat_normal.h"
 
 namespace attncheck::gen {
 namespace {

@@ -1,4 +1,4 @@
-// The sample memo (src/problem/sample_memo.h): a draw with the same options,
+// The sample memo (src/gen/sample_memo.h): a draw with the same options,
 // seed and size is the problem sample_problem draws, kept; any other options,
 // seed or size draws anew; every field of the options is in the key.
 #include <gtest/gtest.h>
@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "problem/gen_options_fields.h"
-#include "problem/generators.h"
-#include "problem/sample_memo.h"
+#include "gen/gen_options_fields.h"
+#include "gen/generators.h"
+#include "gen/sample_memo.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "oracle/oracle.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 #include "problem/transforms.h"
 
 namespace attncheck {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <random>
 
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

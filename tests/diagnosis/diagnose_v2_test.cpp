@@ -16,9 +16,9 @@
 #include "driver/law_run.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
-#include "laws/law.h"
+#include "law_framework/law.h"
 #include "oracle/oracle.h"
-#include "problem/generators.h"
+#include "gen/generators.h"
 
 namespace attncheck {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "driver/law_run.h"
 #include "driver/seed_env.h"
-#include "laws/law.h"
-#include "plugin/plugin_host.h"
+#include "law_framework/law.h"
+#include "host/plugin_host.h"
 
 #ifndef ATTNCHECK_EXAMPLE_V2_PLUGIN
 #error "ATTNCHECK_EXAMPLE_V2_PLUGIN must name the example v2 plugin"

@@ -20,8 +20,8 @@
 
 #include "driver/seed_env.h"
 #include "impls/in_process.h"
-#include "plugin/plugin_host.h"
-#include "problem/generators.h"
+#include "host/plugin_host.h"
+#include "gen/generators.h"
 #include "problem/problem.h"
 
 #ifndef ATTNCHECK_EXAMPLE_V2_PLUGIN

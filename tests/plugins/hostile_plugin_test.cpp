@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "oracle/oracle.h"
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "problem/problem.h"
 
 #ifndef ATTNCHECK_TEST_PLUGIN_DIR

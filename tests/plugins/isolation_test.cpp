@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "oracle/oracle.h"
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "problem/problem.h"
 
 #ifndef ATTNCHECK_TEST_PLUGIN_DIR

@@ -1,4 +1,4 @@
-// The plugin host carries backward calls (src/plugin/, problem/grad_call.cpp):
+// The plugin host carries backward calls (src/host/, call/grad_call.cpp):
 // a v2 plugin whose backward is not NULL declares kBackwardFeature; a
 // backward problem is its forward call, then its backward call on the same
 // shared region, with dout and the strided gradient views intact in the
@@ -12,7 +12,7 @@
 
 #include <cmath>
 
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "problem/problem.h"
 
 #ifndef ATTNCHECK_TEST_PLUGIN_DIR

@@ -1,4 +1,4 @@
-// The plugin host (src/plugin/): loading refuses broken libraries with a
+// The plugin host (src/host/): loading refuses broken libraries with a
 // message naming the file and the cause; every process fault of a plugin
 // becomes its CallStatus while the parent lives on; the next call is served
 // by a fresh child; a hang returns within its limit.
@@ -18,7 +18,7 @@
 
 #include "impls/in_process.h"
 #include "oracle/oracle.h"
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "problem/problem.h"
 
 #ifndef ATTNCHECK_TEST_PLUGIN_DIR

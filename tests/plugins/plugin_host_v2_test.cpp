@@ -1,4 +1,4 @@
-// The plugin host speaks ABI v2 (src/plugin/, problem/call_layout.*): a
+// The plugin host speaks ABI v2 (src/host/, call/call_layout.*): a
 // plugin exporting attncheck_plugin_v2 is called through it, with its
 // declared features; strided views, lengths, lse and every per-call array
 // arrive intact in the child; writes into the gaps of out's view or into its
@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "plugin/plugin_host.h"
+#include "host/plugin_host.h"
 #include "problem/problem.h"
 
 #ifndef ATTNCHECK_TEST_PLUGIN_DIR

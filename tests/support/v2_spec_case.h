@@ -1,5 +1,5 @@
 // One ABI-v2 forward call held as logical doubles, and the spec's formulas
-// (spec/plugin-abi-v2.md, "Visibility" and "Logits") computed on it straight, in long
+// (docs/abi/plugin-abi-v2.md, "Visibility" and "Logits") computed on it straight, in long
 // double without max subtraction: the expected answer for the plugins' direct tests
 // (tests/plugins: example_v2_plugin_test, torch_v2_adapter_test) and the built-ins'
 // v2 tests (tests/core/hand_built_v2_call.h). Independent of src/ on purpose: it

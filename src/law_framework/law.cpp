@@ -1,0 +1,33 @@
+#include "law_framework/law.h"
+
+namespace attncheck {
+
+std::optional<Verdict> unusable(const Outcome& o) {
+  switch (o.status) {
+    case CallStatus::ok: return std::nullopt;
+    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message, o.status};
+    case CallStatus::error: return Verdict::fail("the call failed: " + o.message);
+    default:
+      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message, o.status};
+  }
+}
+
+const Law* find_law(std::string_view name) {
+  for (const Law& l : all_laws())
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+const Law* process_law_for(CallStatus s) {
+  if (s == CallStatus::ok) return nullptr;
+  for (const Law& l : all_laws())
+    if (l.judges_fault == s) return &l;
+  return nullptr;
+}
+
+bool is_process_law(std::string_view name) {
+  const Law* law = find_law(name);
+  return law && law->is_process_law();
+}
+
+}  // namespace attncheck

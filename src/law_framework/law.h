@@ -1,0 +1,95 @@
+// A law: a property every correct attention implementation has, judged on one
+// Problem. Laws never know which driver (RapidCheck, libFuzzer, a replayed case
+// file, the CLI) runs them. Adding a law is adding one file and one line in
+// registry.cpp.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "impls/implementation.h"
+#include "gen/gen_options.h"
+#include "problem/problem.h"
+
+namespace attncheck {
+
+enum class VerdictStatus {
+  pass,
+  fail,
+  not_applicable,  // the law says nothing about this problem (e.g. permutation under a causal rule)
+  unsupported,     // the implementation answered ATTNCHECK_UNSUPPORTED to a call the law needed
+  fault,           // a call crashed, hung or wrote out of bounds: judged by the process laws
+  // The call returned before the part the law judges (a process law's call
+  // that returned an error code wrote nothing to inspect): not judged, and
+  // not "not applicable" either: the case applied, the implementation gave
+  // nothing to judge (run_law counts it towards `insufficient`).
+  incomplete,
+};
+
+struct Verdict {
+  VerdictStatus status = VerdictStatus::pass;
+  std::string message;  // why it failed, or why the law does not apply
+  CallStatus call_status = CallStatus::ok;  // for `fault` and `unsupported`: what the call did
+
+  static Verdict pass() { return {}; }
+  static Verdict fail(std::string m) { return {VerdictStatus::fail, std::move(m)}; }
+  static Verdict not_applicable(std::string m) { return {VerdictStatus::not_applicable, std::move(m)}; }
+  bool passed() const { return status == VerdictStatus::pass; }
+  bool failed() const { return status == VerdictStatus::fail; }
+};
+
+struct Law {
+  std::string name;
+  std::string statement;  // one line, shown by `attncheck list`
+  // Narrows the default generator to the problems this law is about
+  // (e.g. unit Gaussians for query_sensitivity). Default: leave as is.
+  std::function<void(GenOptions&)> tailor;
+  std::function<Verdict(Implementation&, const Problem&)> check;
+  // The ABI v2 features its check understands (ATTNCHECK_FEATURE_*): problems
+  // are drawn within these and the implementation's own. The laws written for
+  // v1 understand masks and causal rules; a v2 law widens this.
+  FeatureBits features = kV1Features;
+  // Features without which the law says nothing (gqa_equals_repeated_kv needs
+  // GQA): every drawn problem uses them, and a law whose implementation does
+  // not declare them is skipped, never passed.
+  FeatureBits required = 0;
+  // Cheap laws run in the fuzzers on every input; expensive ones do not.
+  bool cheap = true;
+  // Run when no --law is named. A law that asks more of an implementation than
+  // computing attention on finite inputs (NaN propagation) is opt-in: correct
+  // code that maps an unusable row to zeros must not fail the default check.
+  bool in_default_catalogue = true;
+  // A process law judges the implementation as a program: it fails on calls
+  // that end with this status (crash, timeout, bad write, unwritten output),
+  // whichever law's case provoked them. CallStatus::ok for every other law.
+  CallStatus judges_fault = CallStatus::ok;
+
+  bool is_process_law() const { return judges_fault != CallStatus::ok; }
+};
+
+// Every law, in the order reports list them.
+const std::vector<Law>& all_laws();
+const Law* find_law(std::string_view name);
+// The process law that judges calls ending with `s`; nullptr when none does.
+const Law* process_law_for(CallStatus s);
+// The law of that name is a process law.
+bool is_process_law(std::string_view name);
+
+// Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
+// A problem that uses a feature the law does not understand is not applicable.
+inline Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
+  if (const FeatureBits beyond = problem.features() & ~law.features)
+    return Verdict::not_applicable("the case uses " + feature_list(beyond) + ", which " + law.name +
+                                   " does not judge");
+  return law.check(impl, problem);
+}
+
+// Runs the implementation and turns an unusable outcome into the verdict a law
+// returns for it: unsupported, fault (crash, hang, bad write: the process laws
+// judge those), or fail (an error code). nullopt when the output is usable.
+std::optional<Verdict> unusable(const Outcome& o);
+
+}  // namespace attncheck
