@@ -12,7 +12,8 @@ and the ABI v2 zoo members (those that declare a feature beyond masks and
 causal rules) the second, both over the forward laws; the references and the
 zoo's backward members (a correct forward, one backward fault) the third, over
 the gradient laws (those `attncheck list` says need "backward"). Each cell is what the console prints: PASS n, FAIL n,
-INSUF n or skip.
+INSUF n, skip, or - for a law the implementation did not run (an opt-in law
+the embedded default runs only for the zoo member whose row pins it).
 """
 import json
 import subprocess
@@ -54,12 +55,18 @@ def cell(law):
 
 def table(names, gradients):
     chosen = [i for i in impls if i["name"] in names]
-    laws = [l["law"] for l in chosen[0]["laws"]]
+    # Every law any of them ran, in the order they ran it: the catalogue's, then
+    # a zoo member's pinned opt-in laws (nan_propagates), run for it alone;
+    # "-" where an implementation did not run the law, as the console prints.
+    laws = []
+    for i in chosen:
+        laws += [l["law"] for l in i["laws"] if l["law"] not in laws]
     rows = ["| law | " + " | ".join(i["name"] for i in chosen) + " |",
             "|---|" + "---|" * len(chosen)]
-    for n, law in enumerate(laws):
+    for law in laws:
         if (law in gradient_laws) == gradients:
-            rows.append(f"| {law} | " + " | ".join(cell(i["laws"][n]) for i in chosen) + " |")
+            cells = [next((cell(l) for l in i["laws"] if l["law"] == law), "-") for i in chosen]
+            rows.append(f"| {law} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 

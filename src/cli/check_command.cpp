@@ -273,7 +273,8 @@ bool choose_builtin_targets(const CheckArgs& a, const CheckPlan& p, std::vector<
 // target's `name` is its --plugin label here, empty without one (name_targets).
 bool choose_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, std::ostream& err) {
   if (!any_plugin(a) && a.impls.empty()) {
-    for (Target& t : default_targets()) {
+    for (Target& t : default_targets(a.laws.empty())) {
+      std::erase_if(t.extra_laws, [&](const Law* l) { return p.expectations.skipped(l->name); });
       t.loaded = make_builtin(t.name);
       t.reproduce = reproducer(a, p.seed, "--impl " + t.name);
       targets.push_back(std::move(t));
@@ -319,6 +320,15 @@ bool name_targets(std::vector<Target>& targets, std::ostream& err) {
     names[k] = targets[k].name = name;
   }
   return true;
+}
+
+// The laws asked of `t`, the skipped included: --law's choice, then (the
+// embedded default) the opt-in laws its zoo row pins (default_run.h).
+std::vector<const Law*> requested_of(const CheckArgs& a, const CheckPlan& p, const Target& t) {
+  std::vector<const Law*> laws = p.requested;
+  if (const BuiltinInfo* b = find_builtin(t.name); b && !any_plugin(a) && a.impls.empty() && a.laws.empty())
+    for (const Law* l : pinned_opt_in_laws(*b)) laws.push_back(l);
+  return laws;
 }
 
 // The results of the laws that ran, in `ran` order, with the laws left out by
@@ -389,13 +399,14 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
   // With a progress line the "checking ..." line is printed whole when its
   // implementation is done: half a line on stdout would be drawn over.
   auto checking = [&](std::size_t k) {
-    return "checking " + targets[k].name + " (" + targets[k].source + "): " + std::to_string(p.laws.size()) +
+    return "checking " + targets[k].name + " (" + targets[k].source + "): " +
+           std::to_string(p.laws.size() + targets[k].extra_laws.size()) +
            " law(s), " + std::to_string(a.cases) + " cases each ...";
   };
   auto started = [&](std::size_t k) {
     if (!console.progress_shown) console.chatter << checking(k) << std::flush;
   };
-  const bool on_items_serial = a.jobs <= 1 || targets.size() * p.laws.size() <= 1;
+  const bool on_items_serial = a.jobs <= 1 || work_item_count(targets, p.laws) <= 1;
   CheckProgress on_items;
   on_items.started = [&](std::size_t k, const Law& law) { console.progress.working_on(targets[k].name, law.name); };
   on_items.finished = [&](std::size_t k, const LawResult& l) {
@@ -404,7 +415,8 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
   };
   auto done = [&](std::size_t k, std::vector<LawResult> results, double seconds) {
     ImplementationResult r = finish_implementation(
-        targets[k], with_skipped_laws(std::move(results), p.requested, p.expectations), settings, errors);
+        targets[k], with_skipped_laws(std::move(results), requested_of(a, p, targets[k]), p.expectations), settings,
+        errors);
     r.seconds = seconds;
     if (budget.spent()) r.notes.push_back(budget.describe());
     r.expectation = targets[k].expectation;
@@ -480,7 +492,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
       .stop_reason = [&budget] { return budget.over() ? budget.not_run() : std::string(); },
   };
   std::vector<std::string> errors;
-  ProgressLine progress(err, p.mode.progress, targets.size() * p.laws.size());
+  ProgressLine progress(err, p.mode.progress, work_item_count(targets, p.laws));
   out.flush();
   run_targets(a, p, targets, settings, budget, report, errors, RunConsole{chatter, progress, p.mode.progress});
   chatter << "\n";

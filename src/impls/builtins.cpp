@@ -112,6 +112,12 @@ const std::vector<BuiltinInfo>& builtins() {
                  .forward = query_tile_shared_rowsum_forward,
                  .pinned_laws = {"query_permutation_equivariance", "weights_sum_to_one", "matches_oracle"},
                  .diagnosis = "extra mass in the denominator"}),
+      // Correct for finite inputs: only the opt-in nan_propagates tells it
+      // apart, and the embedded default runs that law for it alone.
+      v1_member({.name = "nan_key_dropped",
+                 .description = "a key weighs exp(s - max) only if its score > -inf: a NaN in k drops its key as if masked",
+                 .forward = nan_key_dropped_forward,
+                 .pinned_laws = {"nan_propagates"}}),
 
       // The zoo of ABI v2 faults: each by the law written for its feature, and by the oracle.
       v2_member({.name = "gqa_kv_modulo",

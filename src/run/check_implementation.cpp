@@ -210,6 +210,7 @@ ImplementationResult check_implementation(Target& target, const std::vector<cons
   const auto start = Clock::now();
   std::vector<LawResult> results;
   for (const Law* law : laws) results.push_back(check_law(*target.loaded, *law, target, settings));
+  for (const Law* law : target.extra_laws) results.push_back(check_law(*target.loaded, *law, target, settings));
   ImplementationResult r = finish_implementation(target, std::move(results), settings, errors);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return r;

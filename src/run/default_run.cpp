@@ -4,7 +4,14 @@
 
 namespace attncheck {
 
-std::vector<Target> default_targets() {
+std::vector<const Law*> pinned_opt_in_laws(const BuiltinInfo& member) {
+  std::vector<const Law*> laws;
+  for (std::string_view name : member.pinned_laws)
+    if (const Law* law = find_law(name); law && !law->in_default_catalogue) laws.push_back(law);
+  return laws;
+}
+
+std::vector<Target> default_targets(bool default_catalogue) {
   const BuiltinInfo* reference = find_builtin("reference");
   std::vector<Target> targets;
   for (const BuiltinInfo& b : builtins()) {
@@ -21,6 +28,7 @@ std::vector<Target> default_targets() {
         .only_reason = forward_is_references
                            ? "not run in the embedded default: " + name + "'s forward is reference's, judged in reference's row"
                            : std::string(),
+        .extra_laws = default_catalogue ? pinned_opt_in_laws(b) : std::vector<const Law*>{},
     });
   }
   return targets;

@@ -15,7 +15,7 @@ namespace {
 
 struct Item {
   std::size_t target;
-  std::size_t law_index;  // in the run's list of laws
+  std::size_t law_index;  // in the target's list: the run's laws, then its extra_laws
   const Law* law;
   bool alone = false;     // the only target of its group: its items run one after another
 };
@@ -29,12 +29,17 @@ struct Item {
 // target. Larger runs still report their first targets before the rest.
 constexpr std::size_t kTargetsPerGroup = 32;
 
-std::vector<Item> work_items(std::size_t targets, const std::vector<const Law*>& laws) {
+// A group's own laws (Target::extra_laws) follow the run's laws.
+std::vector<Item> work_items(const std::vector<Target>& targets, const std::vector<const Law*>& laws) {
   std::vector<Item> items;
-  for (std::size_t first = 0; first < targets; first += kTargetsPerGroup) {
-    const std::size_t end = std::min(targets, first + kTargetsPerGroup);
+  for (std::size_t first = 0; first < targets.size(); first += kTargetsPerGroup) {
+    const std::size_t end = std::min(targets.size(), first + kTargetsPerGroup);
+    const bool alone = end - first == 1;
     for (std::size_t l = 0; l < laws.size(); ++l)
-      for (std::size_t k = first; k < end; ++k) items.push_back({k, l, laws[l], end - first == 1});
+      for (std::size_t k = first; k < end; ++k) items.push_back({k, l, laws[l], alone});
+    for (std::size_t k = first; k < end; ++k)
+      for (std::size_t e = 0; e < targets[k].extra_laws.size(); ++e)
+        items.push_back({k, laws.size() + e, targets[k].extra_laws[e], alone});
   }
   return items;
 }
@@ -121,6 +126,12 @@ bool decode(const std::string& bytes, ItemAnswer& a) {
 
 }  // namespace
 
+std::size_t work_item_count(const std::vector<Target>& targets, const std::vector<const Law*>& laws) {
+  std::size_t n = 0;
+  for (const Target& t : targets) n += laws.size() + t.extra_laws.size();
+  return n;
+}
+
 int default_jobs() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& laws, const RunSettings& settings,
@@ -128,12 +139,16 @@ void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& law
                 const std::function<void(std::size_t)>& started,
                 const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
                 std::vector<std::string>& errors, const CheckProgress& progress) {
-  const std::vector<Item> items = work_items(targets.size(), laws);
+  const std::vector<Item> items = work_items(targets, laws);
   const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, jobs)), items.size());
 
-  std::vector<std::vector<LawResult>> results(targets.size(), std::vector<LawResult>(laws.size()));
+  std::vector<std::vector<LawResult>> results;
+  std::vector<std::size_t> left;
+  for (const Target& t : targets) {
+    results.emplace_back(laws.size() + t.extra_laws.size());
+    left.push_back(laws.size() + t.extra_laws.size());
+  }
   std::vector<double> seconds(targets.size(), 0);
-  std::vector<std::size_t> left(targets.size(), laws.size());
   std::size_t next_to_report = 0;
   // Whether started(k) was called already: with one worker, before the first
   // law of a target that is alone in its group (nothing else comes between

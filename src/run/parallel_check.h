@@ -53,10 +53,14 @@ inline constexpr int kMaxJobs = 256;
 // The default of --jobs: the core count, at least 1.
 int default_jobs();
 
+// How many (target, law) items run_checks runs: every law on every target,
+// and each target's extra_laws.
+std::size_t work_item_count(const std::vector<Target>& targets, const std::vector<const Law*>& laws);
+
 // Runs every law on every target with `settings` (whose stop_reason may ask
 // `budget`), on min(jobs, items) workers, every call through `budget`. For each target in order, once it and all before it are
-// done: started(k), then done(k, its laws' results in `laws` order, the
-// seconds they took, diagnosis included). With one worker and a target that
+// done: started(k), then done(k, its laws' results in `laws` order and then
+// its extra_laws' (target.h), the seconds they took, diagnosis included). With one worker and a target that
 // is alone in its group of items (parallel_check.cpp: a run of one target, or
 // the last of a run with one more than a multiple of 32), started(k) comes
 // before its first law instead, so a slow check shows what it is on.

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "impls/implementation.h"
 #include "law_framework/process_law.h"
@@ -64,6 +65,11 @@ struct Target {
   // skipped with `only_reason` (the embedded default's backward zoo).
   FeatureBits only_laws_requiring = 0;
   std::string only_reason;
+  // Laws this target runs after the run's own, which the run did not select:
+  // the embedded default's opt-in laws pinned in a zoo member's row (its
+  // fault shows under no default law), for that member alone. Its report
+  // lists them after the run's laws; every other target's is unchanged.
+  std::vector<const Law*> extra_laws;
   // The command line (or API call) that reproduces a failure of `law` on this
   // target alone; unset: none is given.
   std::function<std::string(const std::string& law)> reproduce;

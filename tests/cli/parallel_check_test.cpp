@@ -113,14 +113,17 @@ struct Collected {
   std::vector<std::vector<LawResult>> laws;
 };
 
-Collected run(int jobs, const std::vector<std::string>& impls, const std::vector<const Law*>& laws) {
+// `extra[k]`: target k's extra_laws (none when extra is shorter).
+Collected run(int jobs, const std::vector<std::string>& impls, const std::vector<const Law*>& laws,
+              const std::vector<std::vector<const Law*>>& extra = {}) {
   std::vector<Target> targets;
-  for (const std::string& name : impls)
+  for (std::size_t k = 0; k < impls.size(); ++k)
     targets.push_back(Target{
-        .name = name,
-        .source = "builtin:" + name,
-        .open = builtin_factory(name),
+        .name = impls[k],
+        .source = "builtin:" + impls[k],
+        .open = builtin_factory(impls[k]),
         .new_instance_per_law = true,
+        .extra_laws = k < extra.size() ? extra[k] : std::vector<const Law*>{},
     });
   RunSettings settings{.options = {.seed = 99, .cases = 15}};
   settings.options.gen.dtypes = {DType::f32};
@@ -166,6 +169,31 @@ TEST(RunChecks, TwoWorkersGiveWhatOneGivesInTheSameOrder) {
   // The faults the laws are there for were found.
   EXPECT_EQ(one.laws[0][2].run.status, LawStatus::fail);  // scale_inverse_d: default scale
   EXPECT_EQ(one.laws[2][0].run.status, LawStatus::fail);  // nondeterministic_order: deterministic
+}
+
+// A target's own laws (Target::extra_laws: the embedded default's pinned
+// opt-in laws) run for it alone, after the run's laws, with one worker or two.
+TEST(RunChecks, ExtraLawsRunForTheirTargetAloneAfterTheRunsLaws) {
+  const std::vector<std::string> impls = {"reference", "nan_key_dropped", "naive"};
+  const std::vector<const Law*> laws = {find_law("matches_oracle"), find_law("weights_sum_to_one")};
+  const std::vector<std::vector<const Law*>> extra = {{}, {find_law("nan_propagates")}};
+  for (int jobs : {1, 2}) {
+    const Collected c = run(jobs, impls, laws, extra);
+    ASSERT_EQ(c.laws.size(), 3u);
+    ASSERT_EQ(c.laws[0].size(), 2u) << jobs;
+    ASSERT_EQ(c.laws[1].size(), 3u) << jobs;
+    ASSERT_EQ(c.laws[2].size(), 2u) << jobs;
+    for (std::size_t k = 0; k < 3; ++k)
+      for (std::size_t j = 0; j < 2; ++j) {
+        EXPECT_EQ(c.laws[k][j].run.law, laws[j]->name);
+        EXPECT_EQ(c.laws[k][j].run.status, LawStatus::pass) << impls[k] << " " << laws[j]->name;
+      }
+    EXPECT_EQ(c.laws[1][2].run.law, "nan_propagates");
+    EXPECT_EQ(c.laws[1][2].run.status, LawStatus::fail) << c.laws[1][2].run.message;
+  }
+  std::vector<Target> targets(2);
+  targets[1].extra_laws = extra[1];
+  EXPECT_EQ(work_item_count(targets, laws), 5u);
 }
 
 }  // namespace

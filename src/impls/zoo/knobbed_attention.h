@@ -26,6 +26,12 @@ struct Knobs {
   int64_t extra_causal_keys = 0;  // under a causal rule, each query also sees this many further keys
   bool drop_last_key = false;     // the key loop stops before key kv_len - 1
   bool swap_kv = false;           // logits from V rows, output from K rows (needs head_dim == value_dim)
+  // A key's weight is exp(s - max) only when its score compares > -inf (the
+  // test of a kernel that masks by adding -inf), else 0; the max skips it too.
+  // A NaN score compares false: its key is dropped as if masked, and the row's
+  // other keys share its weight. A row whose every score is NaN still gets
+  // NaN (0 / 0).
+  bool nan_score_drops_key = false;
 };
 
 template <class T>
@@ -70,6 +76,10 @@ void knobbed_attention(const TypedCall<T>& c, const Knobs& knobs) {
         T dot = 0;
         for (int64_t d = 0; d < key_width; ++d) dot += q[d] * key_rows[j * key_width + d];
         weight[j] = scale * dot;
+        if (knobs.nan_score_drops_key && !(weight[j] > -std::numeric_limits<T>::infinity())) {
+          sees[j] = 0;  // its weight below is 0, as a masked key's
+          continue;
+        }
         if (weight[j] > shift) shift = weight[j];
       }
       if (!knobs.subtract_max) shift = 0;
