@@ -12,6 +12,8 @@
 
 #include "attncheck/attncheck.hpp"
 #include "casefile/case_file.h"
+#include "cli/check_command.h"
+#include "driver/law_run.h"
 #include "impls/builtins.h"
 
 namespace {
@@ -33,6 +35,15 @@ attncheck::Options few(std::vector<std::string> laws) {
   o.cases = 30;
   o.seed = 20261130;
   return o;
+}
+
+// attncheck.hpp writes the defaults as numbers (a public header includes no
+// internal one): they must stay the command line's, as its comment promises.
+TEST(CheckApi, OptionsHaveTheCommandLinesDefaults) {
+  const attncheck::Options o;
+  EXPECT_EQ(o.cases, attncheck::kDefaultCases);
+  EXPECT_EQ(o.min_judged, attncheck::kDefaultMinJudged);
+  EXPECT_EQ(o.shrink_seconds, attncheck::kShrinkSecondsPerLaw);
 }
 
 TEST(CheckApi, FunctorWithStateIsCalledAndPasses) {
