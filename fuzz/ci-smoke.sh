@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI fuzz smoke: builds the fuzz targets exactly as ClusterFuzzLite does
+# CI fuzz smoke: builds the fuzz targets with ClusterFuzzLite's build script
 # (.clusterfuzzlite/build.sh, clang + libFuzzer + ASan), then runs every target
 # it put in $OUT for a few seconds from its seed corpus, with its .options and
 # dictionary. Fails when any target finds something (a failing law, a crash, a
@@ -12,10 +12,15 @@
 #   FUZZ_SMOKE_SEED      libFuzzer -seed (default: random; the log prints the one used)
 #   FUZZ_SMOKE_DIR       where SRC, WORK, OUT, logs, artifacts and case files go (default: a new temp dir)
 #   CC CXX CFLAGS CXXFLAGS LIB_FUZZING_ENGINE SRC WORK OUT: as for build.sh; defaults below
+#   ATTNCHECK_FUZZ_BUILD_DIR  an existing libFuzzer build (clang, ATTNCHECK_FUZZ_ENGINE=libfuzzer)
+#                        that build.sh builds the targets in instead of configuring its own with
+#                        CC/CFLAGS (a sanitizer build whose tests already ran: the library is
+#                        compiled once); unset (.ci/run): build.sh's own build, as ClusterFuzzLite's
 #   ATTNCHECK_FUZZ_SKIP_LAWS etc. (fuzz/README.md) pass through to the targets.
 #
 # Example usage (from .ci/run):
 #   fuzz/ci-smoke.sh
+#   ATTNCHECK_FUZZ_BUILD_DIR=$PWD/build-clang-asan fuzz/ci-smoke.sh
 #   FUZZ_SMOKE_SECONDS=60 FUZZ_SMOKE_DIR=/tmp/smoke fuzz/ci-smoke.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
