@@ -1,11 +1,11 @@
 # Fails when a source file under DIR includes a header of the folder FORBIDDEN
 # (`#include "FORBIDDEN/..."`), except the headers listed in ALLOW (a ;-list of
-# paths as written in the include). The layers of docs/architecture.md: the
-# public API and the run engine sit below the command line, and include
-# nothing of it.
+# paths as written in the include). Used for the property tests, which sit
+# outside src/ and must include nothing of the command line either.
 #
 # Example usage (CTest):
-#   cmake -DDIR=src/api -DFORBIDDEN=cli -P no_includes_of.cmake
+#   cmake -DDIR=properties -DFORBIDDEN=cli -P no_includes_of.cmake
+# (src/ is checked as a whole against docs/architecture.md by tests/layers.)
 cmake_minimum_required(VERSION 3.20)
 file(GLOB_RECURSE sources "${DIR}/*.cpp" "${DIR}/*.h")
 if(NOT sources)
