@@ -10,6 +10,7 @@
 #   FUZZ_SMOKE_SECONDS   seconds per target (default: 20 for fuzz_differential, 5 for fuzz_gradients,
 #                        10 for the others)
 #   FUZZ_SMOKE_SEED      libFuzzer -seed (default: random; the log prints the one used)
+#   FUZZ_SMOKE_LANES     how many targets run at once (default: nproc)
 #   FUZZ_SMOKE_DIR       where SRC, WORK, OUT, logs, artifacts and case files go (default: a new temp dir)
 #   CC CXX CFLAGS CXXFLAGS LIB_FUZZING_ENGINE SRC WORK OUT: as for build.sh; defaults below
 #   ATTNCHECK_FUZZ_BUILD_DIR  an existing libFuzzer build (clang, ATTNCHECK_FUZZ_ENGINE=libfuzzer)
@@ -52,11 +53,16 @@ options_flags() {
 }
 
 regressions=$dir/regressions
-failed=()
-summary=()
+# Each target is time-boxed, so the smoke's wall time is the sum of the budgets when the
+# targets run one after another; they run FUZZ_SMOKE_LANES at a time instead (default: one
+# per core; a target is one process), each writing its own log and exit status, and the
+# results are read back in order below.
+lanes=${FUZZ_SMOKE_LANES:-$(nproc)}
+targets=()
 for bin in "$OUT"/fuzz_*; do
   [ -f "$bin" ] && [ -x "$bin" ] || continue
   t=$(basename "$bin")
+  targets+=("$t")
   case "$t" in fuzz_differential) default=20 ;; fuzz_gradients) default=5 ;; *) default=10 ;; esac
   seconds=${FUZZ_SMOKE_SECONDS:-$default}
   corpus=$dir/corpus/$t
@@ -70,14 +76,25 @@ for bin in "$OUT"/fuzz_*; do
   args+=("${opts[@]}")
   [ -f "$OUT/$t.dict" ] && args+=(-dict="$OUT/$t.dict")
   [ -n "${FUZZ_SMOKE_SEED:-}" ] && args+=(-seed="$FUZZ_SMOKE_SEED")
-  log=$dir/$t.log
   echo "== $t: ${seconds}s, $bin ${args[*]} $corpus"
-  status=0
-  ATTNCHECK_REGRESSION_DIR=$regressions "$bin" "${args[@]}" "$corpus" >"$log" 2>&1 || status=$?
+  echo "$seconds" > "$dir/$t.seconds"
+  while [ "$(jobs -rp | wc -l)" -ge "$lanes" ]; do wait -n || true; done
+  ( status=0
+    ATTNCHECK_REGRESSION_DIR=$regressions "$bin" "${args[@]}" "$corpus" >"$dir/$t.log" 2>&1 || status=$?
+    echo "$status" > "$dir/$t.status" ) &
+done
+wait
+
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+  log=$dir/$t.log
+  status=$(cat "$dir/$t.status" 2>/dev/null || echo "no status")
+  seconds=$(cat "$dir/$t.seconds")
   execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  line="$t: ${execs:-?} exec/s (${runs:-?} runs, ${seconds} s budget)"
-  if [ "$status" -ne 0 ]; then
+  line="$t: ${execs:-?} exec/s (${runs:-?} runs, ${seconds} s budget, $lanes at a time)"
+  if [ "$status" != 0 ]; then
     line+=" FAILED (exit $status)"
     failed+=("$t")
     echo "-- $t found something (exit $status); log: $log"
