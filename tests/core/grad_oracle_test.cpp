@@ -430,11 +430,14 @@ TEST(GradOracle, BackwardFaultsAreFlagged) {
   }
 }
 
-// B1 H8 L1024 D64 in seconds (f32; f64's x87 path on 2 of the 8 heads, to keep
-// the suite short: the whole shape took 16 s on the shared 2-core machine).
-TEST(GradOracle, LargeProblemInSeconds) {
+// A long row completes with every gradient and bound finite: B1 L1024 D64,
+// f32 on 2 heads and f64 (its x87 path) on 1, unit Gaussian inputs, no
+// padding, so every element is judged. How long it takes is a measurement,
+// not a verdict: bench/grad_oracle_bench.cpp (`attncheck_bench
+// --benchmark_filter=grad_oracle/`) times B1H8 f32 and B1H2 f64.
+TEST(GradOracle, LargeProblemCompletes) {
   for (DType t : {DType::f32, DType::f64}) {
-    const int64_t heads = t == DType::f64 ? 2 : 8;
+    const int64_t heads = t == DType::f64 ? 1 : 2;
     Problem p = make_problem(t, {1, heads, 1024, 1024, 64, 64}, Causal::none);
     std::mt19937_64 rng(11);
     std::normal_distribution<double> n(0, 1);
@@ -442,15 +445,12 @@ TEST(GradOracle, LargeProblemInSeconds) {
     for (double& x : p.k) x = round_to(t, n(rng));
     for (double& x : p.v) x = round_to(t, n(rng));
     fill_dout(p, 5);
-    const auto start = std::chrono::steady_clock::now();
-    const std::clock_t cpu = std::clock();
     const GradOracleResult g = grad_oracle(p);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("grad_oracle %s B1H%lld L1024 D64: %.2f s (%.2f s of CPU time, every thread)\n",
-                std::string(dtype_name(t)).c_str(), static_cast<long long>(heads), secs,
-                static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);
-    EXPECT_LT(secs, 60.0);
-    EXPECT_TRUE(std::isfinite(g.dq_bound[0]));
+    for (const std::vector<double>* v : {&g.dq, &g.dk, &g.dv, &g.dq_bound, &g.dk_bound, &g.dv_bound}) {
+      ASSERT_EQ(v->size(), v == &g.dq || v == &g.dq_bound ? p.q.size() : v == &g.dk || v == &g.dk_bound ? p.k.size() : p.v.size());
+      const auto bad = std::find_if(v->begin(), v->end(), [](double x) { return !std::isfinite(x); });
+      EXPECT_EQ(bad, v->end()) << dtype_name(t) << ": element " << (bad - v->begin()) << " is " << *bad;
+    }
   }
 }
 
