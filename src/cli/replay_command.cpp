@@ -183,10 +183,74 @@ std::string shell_word(const std::string& w) {
   return q + "'";
 }
 
+// The limit flags a replay was given away from their defaults, as its
+// reproduce lines repeat them: a call that timed out under --timeout-ms 300
+// may well answer within the default 2000 ms.
+std::string limit_flags(const ReplayArgs& a) {
+  std::string s;
+  if (a.timeout_ms != kDefaultTimeoutMs) s += " --timeout-ms " + std::to_string(a.timeout_ms);
+  if (a.wall_timeout_ms != 0) s += " --wall-timeout-ms " + std::to_string(a.wall_timeout_ms);
+  if (a.load_timeout_ms != kDefaultLoadTimeoutMs) s += " --load-timeout-ms " + std::to_string(a.load_timeout_ms);
+  if (a.load_wall_timeout_ms != 0) s += " --load-wall-timeout-ms " + std::to_string(a.load_wall_timeout_ms);
+  if (!a.memory_limit.empty()) s += " --memory-limit " + shell_word(a.memory_limit);
+  return s;
+}
+
+// Where the plugin a case records is (docs/case-files.md, "history.source"):
+// the path as recorded (absolute, or relative to the working folder, as check
+// was given it); else, for a relative path, the same path from the case file's
+// own folder. Empty when it is in neither, with `why` naming every path tried
+// and how to name the plugin instead.
+std::string recorded_plugin(const std::string& case_path, const std::string& plugin, std::string& why) {
+  std::error_code ec;
+  if (plugin.empty()) {
+    why = "it records an empty plugin path: name the plugin with --plugin PATH";
+    return "";
+  }
+  if (fs::exists(plugin, ec)) return plugin;
+  const fs::path recorded(plugin);
+  const fs::path from_here = fs::absolute(recorded, ec).lexically_normal();
+  std::string tried = from_here.string() + " (from the working folder)";
+  if (recorded.is_relative()) {
+    const fs::path beside = (fs::path(case_path).parent_path() / recorded).lexically_normal();
+    if (fs::exists(beside, ec)) return beside.string();
+    if (const fs::path b = fs::absolute(beside, ec).lexically_normal(); b != from_here)
+      tried += " nor " + b.string() + " (from the case file's folder)";
+  }
+  why = "the plugin it records, " + plugin + ", is not at " + tried + ": name it with --plugin PATH (" +
+        "attncheck replay " + shell_word(case_path) + " --plugin PATH)";
+  return "";
+}
+
+// Why a case saved by the C++ API (source "cpp:NAME", include/attncheck/
+// attncheck.hpp and gtest.hpp) cannot be replayed as recorded: NAME is a
+// callable inside the user's test binary, which only that binary can call.
+std::string cpp_case_refusal(const std::string& case_path, const CaseRecord& rec) {
+  const std::string name = rec.source.substr(4);
+  return "it was saved by the C++ API from " + name +
+         ", a callable only its test binary holds: rerun that test with its seed (for ATTNCHECK_TEST: ATTNCHECK_SEED=" +
+         std::to_string(rec.seed) + " <test binary> --gtest_filter=" + shell_word(name + "/" + rec.law) +
+         "), or replay the case on a plugin or built-in build of the kernel: attncheck replay " +
+         shell_word(case_path) + " --plugin PATH (or --impl NAME)";
+}
+
+// The source to replay a case on when no implementation is named: the one it
+// records, its plugin found as recorded_plugin says. `why` is set when it
+// cannot be replayed as recorded.
+std::string recorded_source(const std::string& case_path, const CaseRecord& rec, std::string& why) {
+  if (rec.source.starts_with("cpp:")) {
+    why = cpp_case_refusal(case_path, rec);
+    return "";
+  }
+  if (!rec.source.starts_with("plugin:")) return rec.source;
+  const std::string found = recorded_plugin(case_path, rec.source.substr(7), why);
+  return found.empty() ? "" : "plugin:" + found;
+}
+
 // Replays one case on one implementation: the law's verdict on it, the
 // diagnosis of a failure, whether its failure was expected.
 LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, const CaseRecord& rec,
-                     bool recorded_expectation, const std::string& program) {
+                     bool recorded_expectation, const std::string& program, const std::string& limits) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   Verdict v;
@@ -245,7 +309,9 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
     l.run.counterexample = rec.problem;
     // As check does: a fault model explains numbers, a crash or a hang has none.
     if (v.status == VerdictStatus::fail && !is_process_law(law.name)) l.run.diagnosis = diagnose(*loaded.impl, rec.problem);
-    l.reproduce = shell_word(program) + " replay " + shell_word(path) + " " + loaded.flag;
+    // A plugin's time and memory limits decide whether it times out: the line repeats them.
+    const bool in_child = !loaded.flag.starts_with("--impl ");
+    l.reproduce = shell_word(program) + " replay " + shell_word(path) + " " + loaded.flag + (in_child ? limits : "");
   }
   // The recorded failure is the law's; a crash, hang or bad write instead is
   // not it, and an expected failure never makes a call that did not complete a pass.
@@ -311,6 +377,7 @@ struct ReplayRun {
   std::ostream* chatter = nullptr;
   ProgressLine* progress = nullptr;
   bool colour = false;
+  std::string limits;  // limit_flags(args), for the reproduce lines
 };
 
 // --plugin, --python, --impl: loaded now, once each. One that cannot be loaded
@@ -347,6 +414,7 @@ void print_result(ReplayRun& r, const std::string& file, const LawResult& l, con
   if (!l.run.diagnosis.empty()) to << "         diagnosis: " << printable(l.run.diagnosis) << "\n";
   if (l.expected_fail() || l.unexpected_pass())
     to << "         expected to fail: " << printable(*l.expected_failure) << "\n";
+  if (!l.reproduce.empty() && l.counts_as_failure()) to << "         reproduce: " << printable(l.reproduce) << "\n";
 }
 
 void count(Tally& tally, const LawResult& l) {
@@ -386,16 +454,19 @@ void replay_file(ReplayRun& r, const std::string& path) {
                        printable(path) + ": unknown law \"" + printable(rec.law) + "\" (see attncheck list)",
                        "unknown law \"" + rec.law + "\"");
   std::vector<Loaded*> targets = r.chosen;
-  if (r.args.plugins.empty() && r.args.impls.empty() && r.args.pythons.empty()) {
-    Loaded& recorded = r.cache.get(rec.source);
-    if (!recorded.impl)
-      return refuse_file(r, path, rec.law, printable(path) + ": " + printable(recorded.error), recorded.error);
-    targets = {&recorded};
+  const bool as_recorded = r.args.plugins.empty() && r.args.impls.empty() && r.args.pythons.empty();
+  if (as_recorded) {
+    std::string why;
+    const std::string source = recorded_source(path, rec, why);
+    Loaded* recorded = why.empty() ? &r.cache.get(source) : nullptr;
+    if (recorded && !recorded->impl) why = recorded->error;
+    if (!recorded || !recorded->impl) return refuse_file(r, path, rec.law, printable(path) + ": " + printable(why), why);
+    targets = {recorded};
   }
   for (Loaded* t : targets) {
     // The case's "expect" is about the implementation it records.
-    const bool recorded = t->impl->source() == rec.source;
-    LawResult l = replay_one(path, *law, *t, rec, recorded, r.args.program);
+    const bool recorded = as_recorded || t->impl->source() == rec.source;
+    LawResult l = replay_one(path, *law, *t, rec, recorded, r.args.program, r.limits);
     print_result(r, file, l, t->impl->source());
     count(r.tally, l);
     r.progress->finished_one(l.run.judged);
@@ -452,6 +523,7 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   const std::optional<TerminalMode> mode = prepare_replay(args, options, err);
   if (!mode) return 2;
   ReplayRun r{.args = args, .cache = Implementations(options), .out = out, .err = err, .colour = mode->colour};
+  r.limits = limit_flags(args);
   choose_implementations(r);
   const std::optional<std::vector<std::string>> paths = replay_paths(args, err);
   if (!paths) return 2;

@@ -5,7 +5,13 @@
 // recursive; hidden files skipped), in name order; a file named twice runs
 // once. Each case runs against every --plugin and --impl given, or, when none
 // is given, against the implementation recorded in it (history.source
-// "builtin:NAME" or "plugin:PATH"). One line per case and implementation goes
+// "builtin:NAME" or "plugin:PATH"; docs/case-files.md). A recorded relative
+// plugin path is looked for from the working folder (as check was given it),
+// then from the case file's own folder; in neither, the case is refused with
+// both paths named and --plugin PATH suggested. A case saved by the C++ API
+// ("cpp:NAME", a callable inside the user's test binary) is refused as
+// recorded, with the commands that do reproduce it: its test rerun with its
+// seed, or replay with --plugin / --impl. One line per case and implementation goes
 // to `out`:
 //   PASS  matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:reference
 //   FAIL  matches_oracle-3f2a9c0d1b7e4a55.json  matches_oracle  builtin:naive  1 element(s) outside ...
@@ -13,6 +19,8 @@
 //   XFAIL  ...  (failed, as the case file records it must: "expect": "fail")
 //   XPASS  ...  (the case records "expect": "fail" but passed: counted as a failure)
 //   SKIP   ...  (the law does not apply, or the implementation answered unsupported)
+//            reproduce: attncheck replay FILE --plugin P --timeout-ms 300   (under each failure: the
+//                       command that replays it alone, with the limits given away from their defaults)
 // then a summary line. A case's "expect" applies to the implementation it
 // records (run as recorded, or named again by --impl / --plugin); any other
 // implementation must pass it. A damaged case file, an unknown law or an

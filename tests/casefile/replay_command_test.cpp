@@ -181,5 +181,42 @@ TEST(Replay, ExpectedFailureThatPassesFailsTheReplay) {
   EXPECT_EQ(r.out.rfind("XPASS  ", 0), 0u) << r.out;
 }
 
+// A case saved by the C++ API names a callable inside the user's test binary:
+// replay cannot call it, and says which commands do reproduce it (issue #34).
+TEST(Replay, CppCaseIsRefusedWithTheCommandsThatReproduceIt) {
+  ReplayDir dir;
+  CaseRecord rec = caught_case();
+  rec.implementation = "MyAttention.Forward";
+  rec.source = "cpp:MyAttention.Forward";
+  rec.seed = 42;
+  const std::string path = save_case(rec, dir.path);
+  const Result r = replay(args(path));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  for (const std::string& words : std::vector<std::string>{
+           "saved by the C++ API from MyAttention.Forward",
+        "ATTNCHECK_SEED=42 <test binary> --gtest_filter=MyAttention.Forward/matches_oracle",
+        "attncheck replay " + path + " --plugin PATH (or --impl NAME)"})
+    EXPECT_NE(r.err.find(words), std::string::npos) << words << "\n" << r.err;
+  // What it suggests works: the same kernel as a built-in fails the case, the reference passes it.
+  const Result zoo = replay(args(path, {"seed_unscaled"}));
+  EXPECT_EQ(zoo.status, 1) << zoo.out << zoo.err;
+  EXPECT_EQ(zoo.out.rfind("FAIL  ", 0), 0u) << zoo.out;
+  EXPECT_EQ(replay(args(path, {"reference"})).status, 0);
+}
+
+// A failure's line is followed by the command that replays it alone; a
+// built-in runs in-process, so no limit flag is repeated for it.
+TEST(Replay, FailureShowsItsReproduceLine) {
+  ReplayDir dir;
+  const std::string path = save_case(caught_case(), dir.path);
+  ReplayArgs a = args(path, {"seed_unscaled"});
+  a.program = "attncheck";
+  a.timeout_ms = 300;
+  const Result r = replay(a);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("\n         reproduce: attncheck replay " + path + " --impl seed_unscaled\n"), std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace attncheck
