@@ -129,12 +129,15 @@ GenOptions every_feature() {
 // over 300 seeds of each option set when the engine became xoshiro256** with
 // ziggurat normals (fast_rng.h; the seeds' old mt19937_64 draws are gone);
 // they held before that from the commit before GenOptions::features existed.
+// The shrinks column moved once, on purpose, in issue #34 (values shrink by
+// blocks of zeros and integers, and to 1 of their sign and the nearest integer);
+// the draws and case hashes did not.
 TEST(Generators, V1DrawsAreUnchanged) {
   GenOptions every = options_over_every_dtype();
   const GenOptions sets[] = {GenOptions{}, every, find_profile("default")->options()};
-  const uint64_t expected[3][3] = {{0x8dc7905db6f8fb7dull, 0x1fb3a58173c26184ull, 0x23787490460beda8ull},
-                                   {0xbf36b296fc167a32ull, 0xb22945fd411a9e71ull, 0x5228a186e52259fbull},
-                                   {0x7001dd6b33ed0503ull, 0x51ef009dcdcfd8edull, 0xaf9cae6a67bb0d40ull}};
+  const uint64_t expected[3][3] = {{0x8dc7905db6f8fb7dull, 0xc4cb99646d644c06ull, 0x23787490460beda8ull},
+                                   {0xbf36b296fc167a32ull, 0xb89b62718158d405ull, 0x5228a186e52259fbull},
+                                   {0x7001dd6b33ed0503ull, 0x0be2efd6ed279647ull, 0xaf9cae6a67bb0d40ull}};
   for (int set = 0; set < 3; ++set) {
     const GenOptions& g = sets[set];
     Fnv1a draws(Fnv1a::kSeedBasis), shrinks(Fnv1a::kSeedBasis), cases(Fnv1a::kSeedBasis);
@@ -170,8 +173,8 @@ TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
   required.features = kEveryFeature;
   required.required = kEveryFeature & ~kV1Features;
   const GenOptions sets[] = {every, required};
-  const uint64_t expected[2][2] = {{0x53740ed712a5350cull, 0x0daabbf960a4aa16ull},
-                                   {0xb59ecad9abc05451ull, 0x6981ce380688126aull}};
+  const uint64_t expected[2][2] = {{0x53740ed712a5350cull, 0x157640d8654ef082ull},
+                                   {0xb59ecad9abc05451ull, 0x08e033aa370a3318ull}};
   for (int set = 0; set < 2; ++set) {
     Fnv1a draws(Fnv1a::kSeedBasis), shrinks(Fnv1a::kSeedBasis);
     for (uint64_t seed = 0; seed < 200; ++seed) {

@@ -214,11 +214,54 @@ int mantissa_bits(double x) {
   return m == 0 ? 1 : std::bit_width(m) - std::countr_zero(m);
 }
 
+struct Tensor { std::vector<double> Problem::*member; };
+// (The bias is empty in a problem without one: no candidates from it.)
+// (Nor dout in a forward problem.)
+constexpr Tensor kValueTensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}, {&Problem::bias}, {&Problem::dout}};
+
+// Elements a shrink step may hold in all its candidates together (each
+// candidate is a whole copy of the problem): 32 MB of doubles.
+constexpr std::size_t kCandidateElements = 4'000'000;
+
+// Blocks of each tensor set to zero (variant 0) or rounded to integers
+// (variant 1): halves, then quarters, ... down to single elements while the
+// candidates fit kCandidateElements, every tensor's halves before anyone's
+// quarters. A failure that needs a few elements of a tensor too large for
+// element-by-element candidates then keeps only those (q [1, 1, 2, 64] kept
+// about 80 nonzero values with whole-tensor candidates alone).
+void shrink_blocks(const Problem& p, std::size_t total, std::vector<Problem>& out) {
+  for (int variant = 0; variant < 2; ++variant) {
+    std::size_t budget = std::max<std::size_t>(64, kCandidateElements / std::max<std::size_t>(total, 1));
+    const auto simpler = [&](double x) {
+      return variant == 0 ? 0.0 : round_to(p.dtype, std::round(x));
+    };
+    std::size_t largest = 0;
+    for (const Tensor& t : kValueTensors) largest = std::max(largest, (p.*t.member).size());
+    for (std::size_t blocks = 2; blocks / 2 < largest && budget > 0; blocks *= 2)
+      for (const Tensor& t : kValueTensors) {
+        const std::vector<double>& src = p.*t.member;
+        const std::size_t n = src.size(), size = (n + blocks - 1) / blocks;
+        // A tensor already cut to single elements has no finer blocks.
+        if (n < 2 || (blocks > 2 && (n + blocks / 2 - 1) / (blocks / 2) == 1)) continue;
+        for (std::size_t first = 0; first < n && budget > 0; first += size) {
+          const std::size_t end = std::min(n, first + size);
+          bool simplifies = false;
+          for (std::size_t i = first; i < end && !simplifies; ++i)
+            simplifies = value_complexity(simpler(src[i])) < value_complexity(src[i]);
+          if (!simplifies) continue;
+          Problem c = p;
+          std::vector<double>& dst = c.*t.member;
+          for (std::size_t i = first; i < end; ++i)
+            if (const double y = simpler(src[i]); value_complexity(y) < value_complexity(src[i])) dst[i] = y;
+          out.push_back(std::move(c));
+          --budget;
+        }
+      }
+  }
+}
+
 void shrink_values(const Problem& p, std::vector<Problem>& out) {
-  struct Tensor { std::vector<double> Problem::*member; };
-  // (The bias is empty in a problem without one: no candidates from it.)
-  // (Nor dout in a forward problem.)
-  const Tensor tensors[] = {{&Problem::q}, {&Problem::k}, {&Problem::v}, {&Problem::bias}, {&Problem::dout}};
+  const auto& tensors = kValueTensors;
   // Whole tensors at once first: cheap to try, and usually enough.
   for (const Tensor& t : tensors) {
     const std::vector<double>& src = p.*t.member;
@@ -242,9 +285,11 @@ void shrink_values(const Problem& p, std::vector<Problem>& out) {
       if (changed) out.push_back(std::move(c));
     }
   }
-  // Then element by element, while the problem is small enough for that to be quick.
   const std::size_t total = p.q.size() + p.k.size() + p.v.size() + p.bias.size() + p.dout.size();
-  if (total > 96) return;
+  // Then blocks, coarse to fine: zeros, then integers.
+  shrink_blocks(p, total, out);
+  // Then element by element, while the problem is small enough for that to be quick.
+  if (total > 256) return;
   for (const Tensor& t : tensors) {
     const std::vector<double>& src = p.*t.member;
     for (std::size_t i = 0; i < src.size(); ++i)
@@ -281,6 +326,9 @@ std::vector<double> simpler_values(double x, DType t) {
   if (std::isnan(x)) return c;
   offer(1.0);
   if (std::isinf(x)) { offer(std::copysign(max_finite(t), x)); return c; }
+  // Small integers of its sign: -1 for -0.7, 2 for 1.6.
+  offer(std::copysign(1.0, x));
+  offer(std::round(x));
   offer(std::trunc(x));
   for (int b : {1, 2, 4, 8}) offer(with_bits(x, b));
   if (std::signbit(x)) offer(-x);

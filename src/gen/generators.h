@@ -4,7 +4,8 @@
 //
 // Shapes first, then tensors sized to them. Every Problem shrinks through
 // `shrink_problem` towards the smallest shape and the simplest values (zeros,
-// small integers, few mantissa bits), so counterexamples come out small. The
+// small integers, few mantissa bits: whole tensors, then halves, quarters, ...
+// of each, then single elements), so counterexamples come out small. The
 // RapidCheck generator built on these lives in driver/problem_gen.h.
 //
 // Example usage:
@@ -48,9 +49,9 @@ Problem draw_problem_from(const GenOptions& options, gen::ByteChoices& choices, 
 // Shrinking only ever moves to a strictly smaller complexity.
 int value_complexity(double x);
 
-// Simpler versions of x, most drastic first (0, 1, its integer part, fewer
-// mantissa bits, -x for negative x), each representable in t and of strictly
-// smaller value_complexity.
+// Simpler versions of x, most drastic first (0, 1, 1 with its sign, the nearest
+// integer, its integer part, fewer mantissa bits, -x for negative x), each
+// representable in t and of strictly smaller value_complexity.
 std::vector<double> simpler_values(double x, DType t);
 
 }  // namespace attncheck

@@ -7,6 +7,7 @@
 
 #include "gen/gen_random.h"
 #include "problem/transforms.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -98,9 +99,9 @@ std::optional<std::string> grad_mismatch(const Problem& p, const Outcome& a, con
   if (at < 0) return std::nullopt;
   const double x = grad_of(a, worst_t)[at], y = grad_of(b, worst_t)[at];
   std::ostringstream os;
-  os << count << " gradient element(s) differ; worst " << grad_element(p, worst_t, at) << ": " << name_a << " = "
-     << num(x) << ", " << name_b << " = " << num(y) << ", allowed difference "
-     << num(bound_of(tol_a, worst_t)[at] + bound_of(tol_b, worst_t)[at]);
+  os << count << " gradient element(s) differ; worst " << grad_element(p, worst_t, at) << ": "
+     << compared_values(std::string(name_a) + " =", x, std::string(name_b) + " =", y, p.dtype,
+                        bound_of(tol_a, worst_t)[at] + bound_of(tol_b, worst_t)[at]);
   return os.str();
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "problem/number_text.h"
+
 namespace attncheck {
 
 std::optional<Verdict> run_for(Implementation& impl, const Problem& p, std::vector<double>& out) {
@@ -25,9 +27,8 @@ Verdict oracle_verdict(const Problem& p, const CheckedRun& run, const std::strin
   if (c.ok) return Verdict::pass();
   const int64_t k = c.worst_index;
   std::ostringstream m;
-  m << lead << c.violations << " element(s) " << what << "; worst " << output_element(p, k) << ": got "
-    << num(run.out[k]) << ", " << expected << " " << num(run.oracle.exact[k]) << ", allowed difference "
-    << num(run.oracle.bound[k]);
+  m << lead << c.violations << " element(s) " << what << "; worst " << output_element(p, k) << ": "
+    << compared_values("got", run.out[k], expected, run.oracle.exact[k], p.dtype, run.oracle.bound[k]);
   return Verdict::fail(m.str());
 }
 
@@ -119,8 +120,9 @@ std::optional<std::string> mismatch(const Problem& p, const std::vector<double>&
   }
   if (at < 0) return std::nullopt;
   std::ostringstream os;
-  os << count << " element(s) differ; worst " << output_element(p, at) << ": " << name_a << " = " << num(a[at])
-     << ", " << name_b << " = " << num(b[at]) << ", allowed difference " << num(tol_a[at] + tol_b[at]);
+  os << count << " element(s) differ; worst " << output_element(p, at) << ": "
+     << compared_values(std::string(name_a) + " =", a[at], std::string(name_b) + " =", b[at], p.dtype,
+                        tol_a[at] + tol_b[at]);
   return os.str();
 }
 

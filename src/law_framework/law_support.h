@@ -30,7 +30,8 @@ struct CheckedRun {
 std::optional<Verdict> run_with_oracle(Implementation& impl, const Problem& p, CheckedRun& run);
 
 // Compares `run` with the oracle within the bound: pass, or a failure
-// "<lead><n> element(s) <what>; worst [..]: got x, <expected> y, allowed difference b".
+// "<lead><n> element(s) <what>; worst [..]: got x, <expected> y: <u> ulp (<dtype>), <r>x the allowed
+// difference b" (problem/number_text.h: x and y printed so that they differ when they do).
 Verdict oracle_verdict(const Problem& p, const CheckedRun& run, const std::string& lead, const std::string& what,
                        const std::string& expected);
 

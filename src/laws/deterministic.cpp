@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "law_framework/law_support.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -42,10 +43,13 @@ std::optional<std::string> differs(const Problem& p, const std::vector<double>& 
       if (first < 0) first = static_cast<int64_t>(k);
     }
   if (first < 0) return std::nullopt;
+  const PairText t = pair_text(a[first], b[first], p.dtype);
   std::ostringstream m;
-  m << count << " element(s) differ " << when << "; first " << output_element(p, first) << ": " << num(a[first])
-    << " (bits 0x" << std::hex << bits(a[first]) << ") then " << num(b[first]) << " (bits 0x" << bits(b[first])
-    << std::dec << "); a deterministic implementation repeats every bit";
+  m << count << " element(s) differ " << when << "; first " << output_element(p, first) << ": " << t.a
+    << " (bits 0x" << std::hex << bits(a[first]) << ") then " << t.b << " (bits 0x" << bits(b[first])
+    << std::dec << ")";
+  if (const std::string d = difference_text(a[first], b[first], p.dtype); !d.empty()) m << ", " << d << " apart";
+  m << "; a deterministic implementation repeats every bit";
   return m.str();
 }
 

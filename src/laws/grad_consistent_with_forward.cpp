@@ -48,6 +48,7 @@
 #include "law_framework/grad_support.h"
 #include "oracle/oracle.h"
 #include "problem/transforms.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -221,10 +222,12 @@ Law law_grad_consistent_with_forward() {
     const double allowed = kBoundSafetyFactor * (truncation + forward_error + grad_error);
     const double diff = static_cast<double>(std::abs(R - G));
     if (diff <= allowed) return Verdict::pass();
+    // Both are estimates from the implementation's outputs: digits that tell them apart.
+    const PairText text = pair_text(static_cast<double>(R), static_cast<double>(G));
     std::ostringstream m;
     m << "along a random direction (steps " << num(h) << " and " << num(h / 2)
-      << " of the tensors' sizes) the forward's central difference is " << num(static_cast<double>(R))
-      << " but the gradients give " << num(static_cast<double>(G)) << "; allowed difference " << num(allowed)
+      << " of the tensors' sizes) the forward's central difference is " << text.a
+      << " but the gradients give " << text.b << "; allowed difference " << num(allowed)
       << " (truncation " << num(truncation) << ", forward rounding " << num(forward_error)
       << ", gradient rounding " << num(grad_error) << ")";
     return Verdict::fail(m.str());

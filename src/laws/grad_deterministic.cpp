@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "law_framework/grad_support.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -37,11 +38,13 @@ std::optional<std::string> differs(const Problem& p, const Outcome& a, const Out
         if (first < 0) first = static_cast<int64_t>(k);
       }
     if (first < 0) continue;
+    const PairText text = pair_text(x[first], y[first], p.dtype);
     std::ostringstream m;
     m << count << " element(s) of " << grad_tensor_name(t) << " differ " << when << "; first "
-      << grad_element(p, t, first) << ": " << num(x[first]) << " (bits 0x" << std::hex << bits(x[first]) << ") then "
-      << num(y[first]) << " (bits 0x" << bits(y[first]) << std::dec
-      << "); a deterministic backward repeats every bit";
+      << grad_element(p, t, first) << ": " << text.a << " (bits 0x" << std::hex << bits(x[first]) << ") then "
+      << text.b << " (bits 0x" << bits(y[first]) << std::dec << ")";
+    if (const std::string d = difference_text(x[first], y[first], p.dtype); !d.empty()) m << ", " << d << " apart";
+    m << "; a deterministic backward repeats every bit";
     return m.str();
   }
   return std::nullopt;

@@ -23,6 +23,7 @@
 
 #include "law_framework/grad_support.h"
 #include "oracle/oracle.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -81,10 +82,11 @@ Law law_grad_values_sum() {
         const double got = static_cast<double>(sum), want = static_cast<double>(expected[c]);
         const double ratio = std::isnan(diff) ? INFINITY : static_cast<double>(diff / allowed);
         if (tally.record_worst(kv * s.value_dim + c, ratio)) {
+          const PairText t = pair_text(got, want, p.dtype);
           std::ostringstream os;
-          os << "sum_j dv[b=" << b << "][kvh=" << kv % s.kv_head_count() << "][j][c=" << c << "] = " << num(got)
-             << ", but the dout of the " << rows << " row(s) that see a key sums to " << num(want)
-             << "; allowed difference " << num(static_cast<double>(allowed));
+          os << "sum_j dv[b=" << b << "][kvh=" << kv % s.kv_head_count() << "][j][c=" << c << "] = " << t.a
+             << ", but the dout of the " << rows << " row(s) that see a key sums to " << t.b << "; "
+             << difference_text(got, want, p.dtype, static_cast<double>(allowed));
           worst = os.str();
         }
       }

@@ -13,6 +13,7 @@
 #include "law_framework/equivalent_calls.h"
 #include "problem/dtype.h"
 #include "problem/feature_transforms.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -35,7 +36,7 @@ std::optional<std::string> slice_mismatch(const Problem& batch, const Outcome& w
         if (!(std::abs(x - y) <= tol)) {
           std::ostringstream os;
           os << "sequence " << b << " differs from the same sequence alone at " << output_element(batch, k)
-             << ": in the batch " << num(x) << ", alone " << num(y) << ", allowed difference " << num(tol);
+             << ": " << compared_values("in the batch", x, "alone", y, batch.dtype, tol);
           return os.str();
         }
       }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "law_framework/law_support.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -31,8 +32,9 @@ Law law_lse_matches_oracle() {
     if (c.ok) return Verdict::pass();
     const int64_t k = c.worst_index, bh = k / p.shape.q_len, i = k % p.shape.q_len;
     std::ostringstream m;
-    m << c.violations << " lse value(s) outside the bound; worst " << output_row(p, bh, i) << ": got " << num(o.lse[k])
-      << ", oracle " << num(r.lse_exact[k]) << ", allowed difference " << num(r.lse_bound[k]);
+    // The lse is returned in f32 whatever the dtype (ABI v2).
+    m << c.violations << " lse value(s) outside the bound; worst " << output_row(p, bh, i) << ": "
+      << compared_values("got", o.lse[k], "oracle", r.lse_exact[k], DType::f32, r.lse_bound[k]);
     return Verdict::fail(m.str());
   };
   return law;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "law_framework/law_support.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -24,9 +25,9 @@ Law law_matches_oracle() {
     if (c.ok) return Verdict::pass();
     const int64_t k = c.worst_index;
     std::ostringstream m;
-    m << c.violations << " element(s) outside the bound; worst " << output_element(p, k) << ": got " << num(out[k])
-      << ", oracle " << num(o.exact[k]) << ", error " << num(std::abs(out[k] - o.exact[k])) << " is "
-      << num(c.worst_ratio) << "x the bound " << num(o.bound[k]);
+    m << c.violations << " element(s) outside the bound; worst " << output_element(p, k) << ": "
+      << compared_values("got", out[k], "oracle", o.exact[k], p.dtype) << "; error "
+      << num(std::abs(out[k] - o.exact[k])) << " is " << num(c.worst_ratio) << "x the bound " << num(o.bound[k]);
     return Verdict::fail(m.str());
   };
   return law;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "law_framework/law_support.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -47,10 +48,13 @@ Law law_output_in_value_hull() {
         }
     if (auto v = tally.settled("no row is inside the representable domain")) return *v;
     const int64_t worst = tally.at;
+    const double got = run.out[worst], edge = got > worst_hi ? worst_hi : worst_lo;
+    // The output with the digits that tell it from the edge of the span it crossed.
+    const PairText below = pair_text(got, worst_lo, p.dtype), above = pair_text(got, worst_hi, p.dtype);
     std::ostringstream m;
     m << tally.violations << " element(s) outside the hull of the visible values; worst " << output_element(p, worst)
-      << ": got " << num(run.out[worst]) << ", visible values span [" << num(worst_lo) << ", " << num(worst_hi)
-      << "], allowed difference " << num(run.oracle.bound[worst]);
+      << ": got " << (got > worst_hi ? above.a : below.a) << ", visible values span [" << below.b << ", " << above.b
+      << "]: " << difference_text(got, edge, p.dtype, run.oracle.bound[worst]) << " past the edge";
     return Verdict::fail(m.str());
   };
   return law;

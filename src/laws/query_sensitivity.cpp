@@ -22,6 +22,7 @@
 
 #include "law_framework/law_support.h"
 #include "law_framework/query_response.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -78,8 +79,9 @@ Law law_query_sensitivity() {
     m << "row " << output_row(p, worst_bh, worst_i) << " responds to a query step of " << kQueryStep
       << "*|q| by " << num(worst_r_impl) << " where exact attention moves by " << num(worst_r_oracle)
       << ": ratio " << num(worst_ratio) << " (allowed 0.5..2) at head_dim=" << s.head_dim
-      << "; entropy of its attention weights " << (std::isnan(h_impl) ? std::string("unreadable") : num(h_impl))
-      << " nats vs exact " << num(h_exact) << " (uniform over " << s.kv_len << " keys: "
+      << "; entropy of its attention weights "
+      << (std::isnan(h_impl) ? std::string("unreadable") : pair_text(h_impl, h_exact).a) << " nats vs exact "
+      << (std::isnan(h_impl) ? num(h_exact) : pair_text(h_impl, h_exact).b) << " (uniform over " << s.kv_len << " keys: "
       << num(std::log(static_cast<double>(s.kv_len))) << ")";
     return Verdict::fail(m.str());
   };

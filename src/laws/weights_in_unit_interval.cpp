@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "law_framework/law_support.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -33,10 +34,14 @@ Law law_weights_in_unit_interval() {
         }
         if (auto v = tally.settled("no row is inside the representable domain")) return *v;
         const int64_t worst = tally.at;
+        const double w = weights[worst], lo = -o.bound[worst], hi = 1 + o.bound[worst];
+        // The weight with the digits that tell it from the edge it crossed.
+        const PairText below = pair_text(w, lo, p.dtype), above = pair_text(w, hi, p.dtype);
         std::ostringstream m;
         m << tally.violations << " weight(s) outside [0, 1]; worst " << output_element(p, worst) << " (key "
-          << worst % p.shape.value_dim << "): got " << num(weights[worst]) << ", allowed [" << num(-o.bound[worst])
-          << ", " << num(1 + o.bound[worst]) << "]";
+          << worst % p.shape.value_dim << "): got " << (w > hi ? above.a : below.a) << ", allowed [" << below.b
+          << ", " << above.b << "]";
+        if (std::isfinite(w)) m << " (" << difference_text(w, w > hi ? hi : lo, p.dtype) << " outside)";
         return Verdict::fail(m.str());
       });
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "law_framework/law_support.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -28,8 +29,10 @@ Law law_weights_sum_to_one() {
             tol += s.kv_len * std::ldexp(1.0, -52) * (1 + std::abs(sum));  // this check's own summation
             if (!(std::abs(sum - 1) <= tol)) {
               std::ostringstream m;
-              m << "weights of row " << output_row(p, bh, i) << " sum to " << num(sum)
-                << ", not 1 (allowed difference " << num(tol) << ")";
+              // The sum is a double of the dtype's weights: as many digits as tell it from 1.
+              const PairText t = pair_text(sum, 1.0, p.dtype);
+              m << "weights of row " << output_row(p, bh, i) << " sum to " << t.a << ", not " << t.b << " ("
+                << difference_text(sum, 1.0, p.dtype, tol) << ")";
               return Verdict::fail(m.str());
             }
           }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "oracle/grad_oracle.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -72,6 +73,7 @@ std::string dv_element(const Problem& p, int64_t flat) {
 
 GradComparison compare_grads_to_oracle(const Problem& p, const GradOracleResult& g, const Outcome& got) {
   GradComparison r;
+  r.dtype = p.dtype;
   r.dq = compare_one(p, g.dq, g.dq_bound, got.dq);
   r.dk = compare_one(p, g.dk, g.dk_bound, got.dk);
   r.dv = compare_one(p, g.dv, g.dv_bound, got.dv);
@@ -99,10 +101,13 @@ GradComparison compare_grads_to_oracle(const Problem& p, const GradOracleResult&
 
 std::string GradComparison::message() const {
   if (ok()) return "";
+  const PairText text = pair_text(worst_got, worst_exact, dtype);
   std::ostringstream os;
   os << violations() << " gradient element(s) outside the bound (dq " << dq.violations << ", dk " << dk.violations
-     << ", dv " << dv.violations << "); worst " << worst_element << " = " << short_num(worst_got) << " but exact "
-     << short_num(worst_exact) << " (bound " << short_num(worst_bound) << ", " << short_num(worst_ratio)
+     << ", dv " << dv.violations << "); worst " << worst_element << " = "
+     << text.a << " but exact " << text.b;
+  if (const std::string d = difference_text(worst_got, worst_exact, dtype); !d.empty()) os << ": " << d;
+  os << " (bound " << short_num(worst_bound) << ", " << short_num(worst_ratio)
      << "x over)";
   return os.str();
 }

@@ -60,11 +60,13 @@ struct GradComparison {
   // The worst element over the three tensors, for message(): "" when none judged.
   std::string worst_element;  // "dk[b=0][kv_head=1][j=3][d=2]"
   double worst_got = 0, worst_exact = 0, worst_bound = 0, worst_ratio = 0;
+  DType dtype = DType::f64;  // the gradients' (the problem's): message() counts ulps in it
   bool ok() const { return dq.ok && dk.ok && dv.ok; }
   int64_t judged() const { return dq.judged + dk.judged + dv.judged; }
   int64_t violations() const { return dq.violations + dk.violations + dv.violations; }
   // "" when ok; else how many elements of each tensor are over and the worst:
-  // "dk[b=0][kv_head=1][j=3][d=2] = 0.5 but exact 0.49 (bound 1e-07, 12x over)".
+  // "dk[b=0][kv_head=1][j=3][d=2] = 0.5 but exact 0.49: 1.4e+05 ulp (f32) (bound 1e-07, 12x over)",
+  // the two values with the digits that tell them apart (problem/number_text.h).
   std::string message() const;
 };
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "problem/number_text.h"
 #include "problem/problem_fields.h"
 
 namespace attncheck {
@@ -231,42 +232,108 @@ std::string Problem::header() const {
 }
 
 namespace {
-void print_tensor(std::ostream& os, const char* name, const std::vector<double>& t,
-                  int64_t rows, int64_t cols, std::size_t max_elements) {
+
+// A tensor's extents and their names: q is [batch, heads, q_len, head_dim].
+struct Extents {
+  std::vector<const char*> names;
+  std::vector<int64_t> sizes;
+};
+
+// "[1, 2, 3]" of a flat index into `e`.
+std::string index_text(const Extents& e, std::size_t flat) {
+  std::vector<int64_t> at(e.sizes.size());
+  for (std::size_t d = e.sizes.size(); d-- > 0;) {
+    at[d] = static_cast<int64_t>(flat % e.sizes[d]);
+    flat /= e.sizes[d];
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < at.size(); ++d) s += (d ? ", " : "") + std::to_string(at[d]);
+  return s + "]";
+}
+
+// In decimal (the case file keeps the exact hex floats), each value with the
+// shortest digits that read back as it in the dtype. A small tensor whole, as
+// rows of its last extent; a larger one with its extents named and, when
+// shrinking left few values nonzero, those values by index ("q[0, 0, 1, 7] = -2");
+// else its first max_elements values and a count of the rest.
+void print_tensor(std::ostream& os, const char* name, const std::vector<double>& t, const Extents& e, DType dtype,
+                  std::size_t max_elements) {
+  const int64_t cols = e.sizes.back();
+  const int64_t rows = cols > 0 ? static_cast<int64_t>(t.size()) / cols : 0;
   os << "  " << name << " =";
-  if (t.size() > max_elements) { os << " (" << t.size() << " elements)\n"; return; }
-  os.precision(9);
-  for (int64_t r = 0; r < rows; ++r) {
-    os << (r == 0 ? " [" : "\n      ") << "[";
-    for (int64_t c = 0; c < cols; ++c) os << (c ? ", " : "") << t[r * cols + c];
+  if (t.size() <= max_elements) {
+    for (int64_t r = 0; r < rows; ++r) {
+      os << (r == 0 ? " [" : "\n      ") << "[";
+      for (int64_t c = 0; c < cols; ++c) os << (c ? ", " : "") << shortest_text(t[r * cols + c], dtype);
+      os << "]";
+    }
+    os << "]\n";
+    return;
+  }
+  std::vector<std::size_t> nonzero;
+  for (std::size_t k = 0; k < t.size(); ++k)
+    if (!(t[k] == 0 && !std::signbit(t[k]))) nonzero.push_back(k);
+  os << " [";
+  for (std::size_t d = 0; d < e.names.size(); ++d) os << (d ? ", " : "") << e.names[d] << "=" << e.sizes[d];
+  os << "], " << t.size() << " elements, " << nonzero.size() << " nonzero";
+  constexpr std::size_t kListed = 16;
+  if (nonzero.size() <= kListed) {
+    os << (nonzero.empty() ? "" : ":");
+    for (std::size_t k : nonzero) os << "\n      " << name << index_text(e, k) << " = " << shortest_text(t[k], dtype);
+    os << "\n";
+    return;
+  }
+  // The first rows (q[0, 0, 0, :] = [...]), about max_elements values in all.
+  const int64_t per_row = std::min<int64_t>(cols, static_cast<int64_t>(max_elements));
+  const int64_t shown_rows = std::min<int64_t>(rows, std::max<int64_t>(1, static_cast<int64_t>(max_elements) / per_row));
+  for (int64_t r = 0; r < shown_rows; ++r) {
+    std::string at = index_text(e, static_cast<std::size_t>(r * cols));
+    at = e.sizes.size() > 1 ? at.substr(0, at.rfind(',')) + ", :]" : "[:]";
+    os << "\n      " << name << at << " = [";
+    for (int64_t c = 0; c < per_row; ++c) os << (c ? ", " : "") << shortest_text(t[r * cols + c], dtype);
+    if (per_row < cols) os << ", ... (" << (cols - per_row) << " more)";
     os << "]";
   }
-  os << "]\n";
+  if (rows > shown_rows) os << "\n      ... (" << (rows - shown_rows) << " more rows of " << cols << ")";
+  os << "\n";
 }
+
 }  // namespace
 
 std::string Problem::describe(std::size_t max_elements) const {
   std::ostringstream os;
   os << header() << "\n";
-  const int64_t bh = shape.batch * shape.heads, kv_bh = shape.batch * shape.kv_head_count();
-  print_tensor(os, "q", q, bh * shape.q_len, shape.head_dim, max_elements);
-  print_tensor(os, "k", k, kv_bh * shape.kv_len, shape.head_dim, max_elements);
-  print_tensor(os, "v", v, kv_bh * shape.kv_len, shape.value_dim, max_elements);
+  const Shape& s = shape;
+  const int64_t kvh = s.kv_head_count();
+  print_tensor(os, "q", q, {{"batch", "heads", "q_len", "head_dim"}, {s.batch, s.heads, s.q_len, s.head_dim}}, dtype,
+               max_elements);
+  print_tensor(os, "k", k, {{"batch", "kv_heads", "kv_len", "head_dim"}, {s.batch, kvh, s.kv_len, s.head_dim}}, dtype,
+               max_elements);
+  print_tensor(os, "v", v, {{"batch", "kv_heads", "kv_len", "value_dim"}, {s.batch, kvh, s.kv_len, s.value_dim}},
+               dtype, max_elements);
+  // Masks, bias and the small v2 vectors: their rows of kv_len (or one row).
+  const auto rows_of = [](std::size_t n, int64_t cols) {
+    return Extents{{"row", "key"}, {cols > 0 ? static_cast<int64_t>(n) / cols : 0, cols}};
+  };
   if (!mask.empty()) {
     std::vector<double> m(mask.begin(), mask.end());
-    print_tensor(os, "mask", m, static_cast<int64_t>(m.size()) / shape.kv_len, shape.kv_len, max_elements);
+    print_tensor(os, "mask", m, rows_of(m.size(), s.kv_len), DType::f64, max_elements);
   }
-  if (!bias.empty()) print_tensor(os, "bias", bias, static_cast<int64_t>(bias.size()) / shape.kv_len, shape.kv_len, max_elements);
+  if (!bias.empty()) print_tensor(os, "bias", bias, rows_of(bias.size(), s.kv_len), dtype, max_elements);
   auto print_ints = [&](const char* name, const std::vector<int32_t>& t) {
     if (t.empty()) return;
     std::vector<double> d(t.begin(), t.end());
-    print_tensor(os, name, d, 1, static_cast<int64_t>(d.size()), max_elements);
+    print_tensor(os, name, d, {{"batch"}, {static_cast<int64_t>(d.size())}}, DType::f64, max_elements);
   };
   print_ints("q_lens", q_lens);
   print_ints("kv_lens", kv_lens);
-  if (!alibi_slopes.empty()) print_tensor(os, "alibi_slopes", alibi_slopes, 1, shape.heads, max_elements);
-  if (!sinks.empty()) print_tensor(os, "sinks", sinks, 1, shape.heads, max_elements);
-  if (is_backward()) print_tensor(os, "dout", dout, bh * shape.q_len, shape.value_dim, max_elements);
+  // Slopes and sinks are f32 in the call whatever the dtype (ABI v2).
+  if (!alibi_slopes.empty())
+    print_tensor(os, "alibi_slopes", alibi_slopes, {{"heads"}, {s.heads}}, DType::f32, max_elements);
+  if (!sinks.empty()) print_tensor(os, "sinks", sinks, {{"heads"}, {s.heads}}, DType::f32, max_elements);
+  if (is_backward())
+    print_tensor(os, "dout", dout, {{"batch", "heads", "q_len", "value_dim"}, {s.batch, s.heads, s.q_len, s.value_dim}},
+                 dtype, max_elements);
   return os.str();
 }
 
