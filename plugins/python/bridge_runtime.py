@@ -31,12 +31,22 @@ class LoadError(Exception):
     """The target cannot be loaded; the message is the whole reason."""
 
 
+def _users_frame(f):
+    """Whether a traceback frame is the user's: not this runtime's own (the call of
+    the function, the import of its file, the conversions) nor importlib's machinery,
+    which lead every import error and say nothing about the user's code."""
+    return f.filename != _RUNTIME_FILE and not f.filename.startswith("<frozen importlib")
+
+
 def exception_text(exc, limit):
-    """One line for a report: the exception, then its traceback, innermost frame
-    last, within `limit` characters (middle frames are dropped first)."""
+    """One line for a report: the exception, then its traceback (the user's frames
+    only: _users_frame), innermost frame last, within `limit` characters (middle
+    frames are dropped first)."""
     head = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " | ")
     frames = []
     for f in traceback.extract_tb(exc.__traceback__):
+        if not _users_frame(f):
+            continue
         where = f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}"
         frames.append(f"{where}: {f.line.strip()}" if f.line else where)
     def text(kept, dropped):
@@ -48,6 +58,11 @@ def exception_text(exc, limit):
         dropped += 1
     out = text(kept, dropped)
     return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+# This runtime's own file name as its frames carry it (it is compiled from a string
+# named "bridge_runtime.py": plugins/python/interpreter.cpp).
+_RUNTIME_FILE = exception_text.__code__.co_filename
 
 
 def _import_failure(what, exc):

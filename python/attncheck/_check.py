@@ -37,6 +37,7 @@ def find_attncheck():
 def target_of(fn_or_target):
     """The --python target for a function (FILE.py:NAME of its defining file), or the
     given MODULE_OR_FILE:FUNCTION text itself."""
+    __tracebackhide__ = True  # pytest: the user's test leads the traceback, not this helper
     if isinstance(fn_or_target, str):
         return fn_or_target
     fn = fn_or_target
@@ -72,6 +73,7 @@ def check(fn_or_target, laws=None, profile=None, seed=None, cases=None, dtype=No
     (docs/abi/cli-contract.md's JSON: "seed", "implementations" with one entry, its "verdict"
     and "laws"). Raises AttncheckError when attncheck exits 2 (bad target, import
     error, unknown law), with its stderr."""
+    __tracebackhide__ = True  # pytest: the user's test leads the traceback, not this helper
     target = target_of(fn_or_target)
     with tempfile.TemporaryDirectory(prefix="attncheck-") as tmp:
         report_path = os.path.join(tmp, "report.json")
@@ -113,6 +115,7 @@ def assert_attention(fn_or_target, **kwargs):
     """check(), then AssertionError unless the verdict is pass: the message names each
     failing law with its message, diagnosis, shrunk case and reproduce command.
     Returns the report when it passes."""
+    __tracebackhide__ = True  # pytest: the user's test leads the traceback, not this helper
     report = check(fn_or_target, **kwargs)
     impl = report["implementations"][0]
     if impl["verdict"] == "pass":

@@ -2,6 +2,7 @@
 Debian's /usr/bin/python3 -m pytest). The functions checked are defined here, at
 module level, as a user's test file would define them: the bridge imports this file."""
 import os
+import subprocess
 import sys
 
 import pytest
@@ -76,3 +77,28 @@ def test_an_import_error_is_an_attncheck_error_naming_module_and_sys_path():
 
 def test_target_of_names_the_defining_file():
     assert attncheck.target_of(attention_here) == os.path.abspath(__file__) + ":attention_here"
+
+
+def test_a_failure_traceback_leads_with_the_users_test(tmp_path):
+    """pytest shows the user's test as where the failure is, not attncheck's helper
+    frames (__tracebackhide__ in python/attncheck/_check.py)."""
+    user_test = tmp_path / "test_users_own.py"
+    user_test.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {os.path.join(ROOT, 'python')!r})\n"
+        f"sys.path.insert(0, {os.path.join(ROOT, 'examples', 'python')!r})\n"
+        "import attncheck\n"
+        "from numpy_attention import attention as reference\n"
+        "\n"
+        "def unscaled(q, k, v, *, mask=None, causal='none', scale=None):\n"
+        "    return reference(q, k, v, mask=mask, causal=causal, scale=1.0)\n"
+        "\n"
+        "def test_mine():\n"
+        "    attncheck.assert_attention(unscaled, laws=['query_sensitivity'], seed=11, cases=20)\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(user_test)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert "test_users_own.py:11: AssertionError" in out, out
+    assert "query_sensitivity: fail" in out, out
+    assert "_check.py" not in out and "def assert_attention" not in out, out

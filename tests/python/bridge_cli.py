@@ -145,6 +145,7 @@ elif scenario == "wrong-return":
         rc, laws, out = run(fixture(f"misbehaving.py:{fn}"), "--seed", "2", "--law", "matches_oracle")
         msg = laws["matches_oracle"].get("message", "")
         expect(rc == 1 and all(w in msg for w in words), f"{fn}: expected {words} in {msg!r}", out)
+        expect("bridge_runtime.py" not in msg, f"{fn}: the bridge's own frames in {msg!r}")
 elif scenario == "declined-calls":
     rc, laws, out = run(fixture("misbehaving.py:declines_f16"), "--seed", "2", "--law", "matches_oracle",
                         "--dtype", "f16,f32")
@@ -165,6 +166,10 @@ elif scenario == "load-refusals":
                           ("no_colon", ["expected MODULE_OR_FILE:FUNCTION"])):
         rc, laws, out = run(target, "--law", "matches_oracle")
         expect(rc == 2 and all(w in out for w in words), f"{target}: exit 2 with {words}", out)
+    # The user's frames lead an import error's traceback: not the bridge's own, nor importlib's.
+    rc, laws, out = run(fixture("broken_import.py:attention"), "--law", "matches_oracle")
+    expect("(traceback, most recent call last: broken_import.py:3 in <module>" in out, out)
+    expect("bridge_runtime.py" not in out and "<frozen importlib" not in out, f"helper frames in {out}")
 elif scenario == "save-and-replay":
     # A failure of a Python function is saved with source python:TARGET; replay finds the
     # function again from it, and replay --python runs the case on another function.
