@@ -1,5 +1,7 @@
 // A regression case file: one failing call, with the law it broke and how it
 // was found, stored as JSON so that it is read by people and replayed forever.
+// The format for users, field by field: docs/case-files.md (casefile_doc_fields
+// keeps it complete).
 //
 // The file holds the whole Problem exactly: every tensor element is a C99
 // hex-float string ("0x1.8p+1", "-0x0p+0", "nan", "-nan", "inf", "-inf"), so a
