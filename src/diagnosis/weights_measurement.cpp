@@ -77,7 +77,10 @@ std::vector<std::string> measure_weights(Implementation& impl, const Problem& fa
     const double tol = std::max(0.01, 4 * unit_roundoff(p.dtype));
     // Every row on the same side of 1: a denominator fault, not noise.
     if (std::abs(median - 1) > tol && (lo - 1) * (hi - 1) > 0) {
-      std::string spread = hi - lo > 0.02 ? significant(lo, 2) + " to " + significant(hi, 2) + " by row; " : "";
+      // Two digits, more where two would print the ends alike (2.5 to 2.52: "2.5 to 2.5").
+      int d = 2;
+      while (d < 6 && significant(lo, d) == significant(hi, d)) ++d;
+      std::string spread = hi - lo > 0.02 ? significant(lo, d) + " to " + significant(hi, d) + " by row; " : "";
       said.push_back("weights sum to " + significant(median, 2) + " (" + spread +
                      (median < 1 ? "extra mass in the denominator)" : "mass missing from the denominator)"));
     }

@@ -32,6 +32,7 @@
 
 #include "law_framework/grad_support.h"
 #include "oracle/oracle.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -87,9 +88,11 @@ Law law_grad_key_shift_zero() {
         if (std::abs(got) <= static_cast<double>(allowed)) continue;
         const double ratio = std::isnan(got) ? INFINITY : std::abs(got) / static_cast<double>(allowed);
         if (tally.record_worst(kv * s.head_dim + d, ratio)) {
+          // A sum just over what is allowed: the digits that tell the two apart.
+          const PairText t = pair_text(got, static_cast<double>(allowed));
           std::ostringstream os;
           os << "sum_j dk[b=" << b << "][kvh=" << kv % s.kv_head_count() << "][j][d=" << d << "] over the " << keys
-             << " visible key(s) is " << num(got) << ", allowed " << num(static_cast<double>(allowed))
+             << " visible key(s) is " << t.a << ", allowed " << t.b
              << " (largest |dk| there " << num(static_cast<double>(largest)) << ")";
           worst = os.str();
         }

@@ -20,6 +20,7 @@
 #include "law_framework/equivalent_calls.h"
 #include "law_framework/law_support.h"
 #include "problem/dtype.h"
+#include "problem/number_text.h"
 
 namespace attncheck {
 
@@ -90,10 +91,11 @@ Law law_softcap_bounds_weights() {
     if (tally.judged > 0 && tally.at < 0) return vanishing_cap(impl, given);
     if (auto v = tally.settled("no row has two visible keys inside the oracle's domain")) return *v;
     const int64_t k = tally.at;
+    // A weight just below the floor: the digits that tell the two apart.
+    const PairText t = pair_text(w[k], w[k] * tally.excess, p.dtype);
     std::ostringstream m;
     m << tally.violations << " weight(s) below the soft-cap's floor; worst " << output_element(p, k) << ": weight "
-      << num(w[k]) << " where the row's largest times exp(-2 * " << num(p.softcap) << ") is at least "
-      << num(w[k] * tally.excess);
+      << t.a << " where the row's largest times exp(-2 * " << num(p.softcap) << ") is at least " << t.b;
     return Verdict::fail(m.str());
   };
   return law;
