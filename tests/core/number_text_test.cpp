@@ -1,8 +1,10 @@
 // Compared values in messages (problem/number_text.h): values that differ
 // print differently in every dtype, values a dtype holds print with the
 // shortest digits that read back as them, and the distance in ulps is the
-// count of the dtype's steps between them.
+// count of the dtype's steps between them. And the shrunk case's tensors,
+// in decimal (Problem::describe).
 #include "problem/number_text.h"
+#include "problem/problem.h"
 
 #include <gtest/gtest.h>
 
@@ -148,6 +150,36 @@ TEST(NumberText, AcrossBinadesTheStepsAddUp) {
   EXPECT_EQ(difference_text(1.0, 1.0 + std::ldexp(1.0, -11), DType::f16), "0.5 ulp (f16)");
   // Far apart in f64: short, in e-notation.
   EXPECT_EQ(difference_text(0.622459, 0.669762, DType::f64, 6.1e-15).substr(0, 17), "4.3e+14 ulp (f64)");
+}
+
+}  // namespace
+}  // namespace attncheck
+
+namespace attncheck {
+namespace {
+
+// The shrunk case as the console shows it (Problem::describe): decimals with
+// the dtype's shortest digits; a large tensor by its named extents and its
+// nonzero elements, or its first rows and a count of the rest.
+TEST(DescribeTensors, SmallWholeLargeByNonzeroOrHead) {
+  Problem p = make_problem(DType::f32, Shape{1, 1, 2, 40, 64, 1}, Causal::none, std::nan(""));
+  p.q[0] = round_to(DType::f32, 0.1);
+  p.q[64 + 7] = -2;
+  for (std::size_t i = 0; i < p.k.size(); ++i) p.k[i] = static_cast<double>(i % 5) - 2;
+  p.v[3] = 1.5;
+  const std::string d = p.describe();
+  // q: 128 elements, 2 nonzero: listed by index, in decimal.
+  EXPECT_NE(d.find("q = [batch=1, heads=1, q_len=2, head_dim=64], 128 elements, 2 nonzero:\n"
+                   "      q[0, 0, 0, 0] = 0.1\n      q[0, 0, 1, 7] = -2\n"),
+            std::string::npos) << d;
+  // k: 2560 elements, most nonzero: its first row, and a count of the rest.
+  EXPECT_NE(d.find("k = [batch=1, kv_heads=1, kv_len=40, head_dim=64], 2560 elements, 2048 nonzero\n"
+                   "      k[0, 0, 0, :] = [-2, -1, 0, 1, 2, -2,"),
+            std::string::npos) << d;
+  EXPECT_NE(d.find("      ... (39 more rows of 64)\n"), std::string::npos) << d;
+  // v: 40 elements, whole.
+  EXPECT_NE(d.find("v = [[0]\n      [0]\n      [0]\n      [1.5]\n"), std::string::npos) << d;
+  EXPECT_EQ(d.find("elements)"), std::string::npos) << d;  // never a size alone
 }
 
 }  // namespace
