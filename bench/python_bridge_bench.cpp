@@ -4,7 +4,7 @@
 // child, NumPy views, the kwargs, the result's conversion and strided write)
 // against the same function's own time, measured inside Debian's Python on
 // arrays of the same shape (`own`: ATTNCHECK_PYTHON -c timeit, reported as
-// manual time). Target: host at most 2x own (README, docs/python.md).
+// manual time). Target: host at most 2x own (docs/python.md, "Overhead").
 #include <cstdio>
 #include <memory>
 #include <string>

@@ -6,7 +6,7 @@
 # time over the plugin's forward called directly on an encoded call (.../direct/...),
 # and for plugin_overhead/<plugin>/paired/... the same ratios from calls made
 # side by side (medians of each variant's calls, the order rotating).
-# README.md's table is this output.
+# docs/speed.md's tables are this output.
 #
 # Usage: bench/run-table.sh [BUILD_DIR] [FILTER]
 #   BUILD_DIR  default: build

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""Prints the README's zoo tables (markdown) from one `attncheck check --json` run.
+"""Prints the zoo tables of docs/zoo.md (markdown) from one `attncheck check --json` run;
+the README shows the first of them, the forward table of the ABI v1 members.
 
 Usage (from the repository root, after building):
-    /usr/bin/python3 docs/zoo_table.py [build/attncheck] [--seed 20261130] [--json REPORT]
+    /usr/bin/python3 docs/zoo_table.py [build/attncheck] [--seed 20261130] [--json REPORT] [--first]
+
+--first prints only the first table, the one the README shows.
 
 --json REPORT reads a report that `attncheck check --seed S --json REPORT` already
 wrote instead of running the check (the binary still answers `attncheck list`).
@@ -75,7 +78,8 @@ members = [i["name"] for i in impls if i["name"] not in REFERENCES]
 v2 = REFERENCES + [n for n in members if n in v2_names and n not in backward_names]
 backward = REFERENCES + [n for n in members if n in backward_names]
 print(table(v1, False))
-print()
-print(table(v2, False))
-print()
-print(table(backward, True))
+if "--first" not in sys.argv:
+    print()
+    print(table(v2, False))
+    print()
+    print(table(backward, True))

@@ -2,7 +2,7 @@
 
     build/attncheck check --python examples/python/numpy_attention.py:attention
 
-The calling convention (README, "Check a Python function"):
+The calling convention (docs/python.md, "The calling convention"):
     q [batch, heads, q_len, head_dim], k [batch, heads, kv_len, head_dim],
     v [batch, heads, kv_len, value_dim], mask bool [batch, heads, q_len, kv_len] or None,
     causal "none" | "top_left" | "bottom_right", scale float or None (1/sqrt(head_dim))

@@ -108,8 +108,8 @@ def load(target):
 
 
 def _backward(fn, target):
-    """fn.attncheck_backward: the function's gradients (README, "Check a Python
-    function"), or None when it has none (the bridge then declares no backward)."""
+    """fn.attncheck_backward: the function's gradients (docs/python.md,
+    "The calling convention"), or None when it has none (the bridge then declares no backward)."""
     bwd = getattr(fn, "attncheck_backward", None)
     if bwd is not None and not callable(bwd):
         raise LoadError(f"{target}: attncheck_backward must be a function "

@@ -1,5 +1,5 @@
-// One ABI v2 call as the arguments of the calling convention (README, "Check a
-// Python function"):
+// One ABI v2 call as the arguments of the calling convention (docs/python.md,
+// "The calling convention"):
 //   fn(q, k, v, *, mask=None, causal="none", scale=None, **features)
 //   q [batch, heads, q_len, head_dim], k [batch, kv_heads, kv_len, head_dim],
 //   v [batch, kv_heads, kv_len, value_dim]: read-only NumPy views of the call's

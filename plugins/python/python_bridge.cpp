@@ -9,7 +9,7 @@
 // when the host calls attncheck_plugin_v2(); the host's isolation is unchanged,
 // so a crash inside an extension module is a no_crash failure of the function.
 //
-// The calling convention (pinned in the README; call_arrays.h, returned_arrays.h):
+// The calling convention (pinned in docs/python.md; call_arrays.h, returned_arrays.h):
 //   fn(q, k, v, *, mask=None, causal="none", scale=None, **features) -> out
 // Declared features: MASK, CAUSAL and STRIDES always (NumPy arrays carry their
 // strides), the rest from fn.attncheck_features. With fn.attncheck_tensors =

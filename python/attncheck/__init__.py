@@ -11,7 +11,7 @@
     report = attncheck.check(attention, laws=["matches_oracle"], seed=1)
 
 The function runs in attncheck's Python bridge (an embedded /usr/bin/python3, in a
-process of its own), called as the README's calling convention says; it must be a
+process of its own), called as docs/python.md's calling convention says; it must be a
 module-level function of a file or module (a lambda or a nested function cannot be
 named there). Pure Python; needs the attncheck program and its Python bridge
 (build with -DATTNCHECK_WITH_PYTHON=ON), found as $ATTNCHECK_BIN, then the source

@@ -8,7 +8,7 @@ namespace {
 
 // Shape domains the profiles are made of. Limits of batch x heads keep the
 // long rows affordable: every case is evaluated by the oracle several times
-// (about 10 GFLOP/s on 2 cores for f32, 5 for f64: README, Speed).
+// (about 10 GFLOP/s on 2 cores for f32, 5 for f64: docs/speed.md).
 ShapeDomain small_domain() { return ShapeDomain{}; }
 
 ShapeDomain decode_domain(int64_t max_kv) {

@@ -11,7 +11,7 @@
 // workers of `check --jobs`) stay in its group; the plugin's processes start
 // in the host's group (or a session of their own). A plugin that moves a
 // process into attncheck's own group escapes this: isolation is a child
-// process, not a sandbox (README, "Isolation").
+// process, not a sandbox (docs/isolation.md).
 //
 // Only the CLI adopts (its main, and each worker it forks): a program that
 // links the library keeps its process semantics unless it calls adopt_orphans().

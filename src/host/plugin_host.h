@@ -3,7 +3,7 @@
 // process: the parent never dlopens the plugin, so neither its constructors
 // nor its forward calls can crash, hang or scribble over attncheck. A child
 // process is isolation from faults, not a sandbox: the plugin runs as the
-// same user, with the same files and network (README, "Isolation").
+// same user, with the same files and network (docs/isolation.md).
 //
 // Per call, the tensors travel through a shared memory region laid out as in
 // call/call_layout.h (poisoned out between guard zones); a crash becomes
