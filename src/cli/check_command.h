@@ -23,7 +23,7 @@ namespace attncheck {
 
 // Generated cases per law: enough for the judged floor (kDefaultMinJudged) with
 // room for refusals, while a whole check of one plugin in its child process
-// stays well under the contract's 30 s (README, "Speed", has the measured
+// stays well under the contract's 30 s (docs/speed.md has the measured
 // times and the command that measures them). The C++ API's Options has the
 // same defaults (CheckApi.OptionsHaveTheCommandLinesDefaults).
 inline constexpr int kDefaultCases = 100;
