@@ -27,6 +27,7 @@
 #include "run/parallel_check.h"
 #include "run/plan.h"
 #include "run/run_budget.h"
+#include "run/shard.h"
 
 namespace attncheck {
 namespace {
@@ -91,9 +92,24 @@ std::string rerun_command(const CheckArgs& a, uint64_t seed, const std::optional
   if (!a.memory_limit.empty() && any_plugin(a)) s += " --memory-limit " + shell_quote(a.memory_limit);
   s += " --seed " + std::to_string(seed);
   if (focus) return s;
+  if (a.shard) s += " --shard " + shell_quote(*a.shard);
   for (const ReportFormat& f : report_formats())
     if (const std::string path = report_path(a, f.key); !path.empty()) s += " " + std::string(f.flag) + " " + shell_quote(path);
   if (!a.save_failures_dir.empty()) s += " --save-failures " + shell_quote(a.save_failures_dir);
+  return s;
+}
+
+// What decides a shard's cases and verdicts, as flags (report/shard_record.h):
+// the run's command without the program's path, the shard, the reports and
+// the case folder, which may differ from shard to shard.
+std::string shard_settings_text(const CheckArgs& a, uint64_t seed) {
+  CheckArgs same = a;
+  same.program = "attncheck";
+  same.shard.reset();
+  same.reports.clear();
+  same.save_failures_dir.clear();
+  std::string s = rerun_command(same, seed);
+  if (a.budget_seconds > 0) s += " --budget " + std::to_string(a.budget_seconds);
   return s;
 }
 
@@ -149,6 +165,7 @@ struct CheckPlan {
   Expectations expectations;          // --skip-law, --expect-fail, --config
   std::vector<const Law*> requested;  // --law's choice in catalogue order, the skipped included
   std::vector<const Law*> laws;       // those that run
+  ShardSource shard;                  // --shard, else the environment's (run/shard.h)
 };
 
 // --skip-law, --expect-fail, --config and --law: the laws to run and the
@@ -202,6 +219,9 @@ std::optional<CheckPlan> plan_check(const CheckArgs& a, std::ostream& err) {
   const std::optional<uint64_t> seed = seed_from_flag_or_env(a.seed, p.seed_from_env, seed_error);
   if (refused(err, seed_error)) return std::nullopt;
   p.seed = seed ? *seed : fresh_seed();
+  std::string shard_error;
+  p.shard = shard_from_flag_or_env(a.shard, process_environment(), shard_error);
+  if (refused(err, shard_error) || refused(err, touch_status_file(p.shard))) return std::nullopt;
   if (!plan_laws(a, p, err)) return std::nullopt;
   return p;
 }
@@ -331,26 +351,54 @@ std::vector<const Law*> requested_of(const CheckArgs& a, const CheckPlan& p, con
   return laws;
 }
 
-// The results of the laws that ran, in `ran` order, with the laws left out by
-// --skip-law put back in their catalogue places (`requested` order), skipped.
-std::vector<LawResult> with_skipped_laws(std::vector<LawResult> ran, const std::vector<const Law*>& requested,
-                                         const Expectations& e) {
-  std::vector<LawResult> out;
-  std::size_t next = 0;
-  for (const Law* law : requested) {
-    if (!e.skipped(law->name)) {
-      if (next < ran.size()) out.push_back(std::move(ran[next++]));
-      continue;
-    }
-    LawResult l;
-    l.run.law = law->name;
-    l.run.status = LawStatus::skipped;
-    l.run.skip_reason = SkipReason::by_request;
-    l.run.message = "not run: --skip-law";
-    out.push_back(std::move(l));
+// The names of `laws`.
+std::vector<std::string> names_of(const std::vector<const Law*>& laws) {
+  std::vector<std::string> names;
+  for (const Law* l : laws) names.push_back(l->name);
+  return names;
+}
+
+// A shard's part of the run (run/shard.h): the whole run's plan and, for each
+// target left with work here, where its shard's laws sit in its law list.
+struct ShardRun {
+  ShardSpec spec;
+  ShardRecord record;
+  std::vector<std::size_t> plan_index;              // per target kept: its index in record.plan
+  std::vector<std::vector<std::size_t>> positions;  // per target kept: its laws' places in its law list
+};
+
+// Plans the whole run in record.plan, numbers its work items in report order
+// and keeps, of `targets`, those with items in this shard, each to run just
+// those (as its extra_laws, the run's laws then being none).
+ShardRun plan_shard(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, const RunSettings& settings) {
+  ShardRun s{.spec = *p.shard.spec};
+  s.record.index = s.spec.index;
+  s.record.count = s.spec.count;
+  s.record.version = a.version;
+  s.record.settings = shard_settings_text(a, p.seed);
+  s.record.allow_insufficient = a.allow_insufficient;
+  std::size_t g = 0;
+  std::vector<Target> kept;
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    const std::vector<const Law*> list = requested_of(a, p, targets[k]);
+    s.record.plan.push_back(shard_plan_entry(targets[k], list, settings));
+    std::vector<const Law*> mine;
+    std::vector<std::size_t> places;
+    for (std::size_t j = 0; j < list.size(); ++j)
+      if (!p.expectations.skipped(list[j]->name) && in_shard(g++, s.spec)) {
+        mine.push_back(list[j]);
+        places.push_back(j);
+      }
+    if (mine.empty()) continue;
+    targets[k].extra_laws = std::move(mine);
+    s.plan_index.push_back(k);
+    s.positions.push_back(std::move(places));
+    kept.push_back(std::move(targets[k]));
   }
-  for (; next < ran.size(); ++next) out.push_back(std::move(ran[next]));
-  return out;
+  s.record.items = g;
+  s.record.budget_notes.assign(s.record.plan.size(), "");
+  targets = std::move(kept);
+  return s;
 }
 
 // Asks every target which dtypes and shapes it takes before any law runs,
@@ -392,21 +440,40 @@ struct RunConsole {
   bool progress_shown;
 };
 
+// The laws every target runs: the run's, or, in a shard, none but each target's extra_laws (plan_shard).
+const std::vector<const Law*>& run_laws(const CheckPlan& p, const ShardRun* shard) {
+  static const std::vector<const Law*> none;
+  return shard ? none : p.laws;
+}
+
+// Target k's results as its report lists them: with the laws --skip-law left
+// out put back; in a shard, those it ran, recorded for the merge.
+std::vector<LawResult> report_laws(const CheckArgs& a, const CheckPlan& p, const std::vector<Target>& targets,
+                                   std::size_t k, std::vector<LawResult> results, ShardRun* shard) {
+  if (!shard)
+    return with_skipped_laws(std::move(results), names_of(requested_of(a, p, targets[k])),
+                             [&](const std::string& law) { return p.expectations.skipped(law); });
+  record_ran(shard->record, shard->plan_index[k], shard->positions[k], results);
+  return results;
+}
+
 // Runs every law on every target (run_checks) and puts each target's results
 // in the report as it is done, in the targets' order whatever --jobs.
 void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& targets, const RunSettings& settings,
-                 RunBudget& budget, RunReport& report, std::vector<std::string>& errors, const RunConsole& console) {
+                 RunBudget& budget, RunReport& report, std::vector<std::string>& errors, const RunConsole& console,
+                 ShardRun* shard) {
+  const std::vector<const Law*>& laws = run_laws(p, shard);
   // With a progress line the "checking ..." line is printed whole when its
   // implementation is done: half a line on stdout would be drawn over.
   auto checking = [&](std::size_t k) {
     return "checking " + targets[k].name + " (" + targets[k].source + "): " +
-           std::to_string(p.laws.size() + targets[k].extra_laws.size()) +
+           std::to_string(laws.size() + targets[k].extra_laws.size()) +
            " law(s), " + std::to_string(a.cases) + " cases each ...";
   };
   auto started = [&](std::size_t k) {
     if (!console.progress_shown) console.chatter << checking(k) << std::flush;
   };
-  const bool on_items_serial = a.jobs <= 1 || work_item_count(targets, p.laws) <= 1;
+  const bool on_items_serial = a.jobs <= 1 || work_item_count(targets, laws) <= 1;
   CheckProgress on_items;
   on_items.started = [&](std::size_t k, const Law& law) { console.progress.working_on(targets[k].name, law.name); };
   on_items.finished = [&](std::size_t k, const LawResult& l) {
@@ -414,11 +481,11 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
     console.progress.finished_one(l.run.judged);
   };
   auto done = [&](std::size_t k, std::vector<LawResult> results, double seconds) {
-    ImplementationResult r = finish_implementation(
-        targets[k], with_skipped_laws(std::move(results), requested_of(a, p, targets[k]), p.expectations), settings,
-        errors);
+    ImplementationResult r =
+        finish_implementation(targets[k], report_laws(a, p, targets, k, std::move(results), shard), settings, errors);
     r.seconds = seconds;
     if (budget.spent()) r.notes.push_back(budget.describe());
+    if (budget.spent() && shard) shard->record.budget_notes[shard->plan_index[k]] = budget.describe();
     r.expectation = targets[k].expectation;
     r.insufficient_fails = !a.allow_insufficient;
     add_probe_findings(r, targets[k]);
@@ -429,37 +496,26 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
                     << std::flush;
     report.implementations.push_back(std::move(r));
   };
-  run_checks(targets, p.laws, settings, a.jobs, budget, started, done, errors, on_items);
+  run_checks(targets, laws, settings, a.jobs, budget, started, done, errors, on_items);
   console.progress.clear();
 }
 
-// The verdict: the law table, the failures, the notes, each report file;
-// then the exit status (docs/cli.md).
-int report_run(const CheckArgs& a, const CheckPlan& p, const RunReport& report, std::vector<std::string>& errors,
-               std::ostream& chatter, std::ostream& out, std::ostream& err) {
-  const ConsoleStyle style{p.mode.colour};
-  print_law_table(report, chatter, style);
-  print_failures(report, out, style);
-  for (const ImplementationResult& r : report.implementations)
-    for (const LawResult& l : r.laws)
-      if (l.passed_despite) out << "note: " << r.name << ": " << passed_despite_note(l) << "\n";
-  print_verdict(report, out, style);
-  out << "seed: " << report.seed << "\n";
+// A shard judges its part only: a failure here (of a law nobody expected to
+// fail; in the embedded default, of a reference), never a pass of the run
+// nor a zoo member's catch, which the other shards may hold.
+bool shard_failed(const RunReport& report) {
+  for (const ImplementationResult& i : report.implementations)
+    if (i.failed() && (!report.default_run || i.expectation == Expectation::must_pass)) return true;
+  return false;
+}
 
-  for (const ReportFormat& f : report_formats()) {
-    const std::string path = report_path(a, f.key);
-    if (path.empty()) continue;
-    try {
-      f.write(report, path);
-      out << "wrote " << f.title << " report to " << path << "\n";
-    } catch (const std::exception& e) {
-      errors.push_back(e.what());
-    }
-  }
-  for (const std::string& e : errors) err << "attncheck check: " << printable(e) << "\n";
-  if (!errors.empty()) return 2;
-  if (report.default_run) return report.expectations_held() ? 0 : 1;
-  return report.any_failure() ? 1 : 0;
+std::string shard_verdict(const RunReport& report) {
+  const ShardRecord& s = *report.shard;
+  std::string line = "shard " + std::to_string(s.index) + "/" + std::to_string(s.count) + ": ran " +
+                     std::to_string(s.ran.size()) + " of the run's " + std::to_string(s.items) + " work items";
+  if (s.ran.empty()) return line + "; nothing was checked here\n";
+  return line + (shard_failed(report) ? "; FAIL: a law failed here" : "; no failure here") +
+         "; the run's verdict is `attncheck merge` of every shard's --json report\n";
 }
 
 int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
@@ -491,16 +547,55 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
       .expectations = &p.expectations,
       .stop_reason = [&budget] { return budget.over() ? budget.not_run() : std::string(); },
   };
+  std::optional<ShardRun> shard;
+  if (p.shard.spec) {
+    shard = plan_shard(a, p, targets, settings);
+    chatter << "shard " << shard->spec.index << "/" << shard->spec.count << " (" << p.shard.origin << "): "
+            << work_item_count(targets, {}) << " of the run's " << shard->record.items << " work items\n";
+  }
   std::vector<std::string> errors;
-  ProgressLine progress(err, p.mode.progress, work_item_count(targets, p.laws));
+  ProgressLine progress(err, p.mode.progress, work_item_count(targets, run_laws(p, shard ? &*shard : nullptr)));
   out.flush();
-  run_targets(a, p, targets, settings, budget, report, errors, RunConsole{chatter, progress, p.mode.progress});
+  run_targets(a, p, targets, settings, budget, report, errors, RunConsole{chatter, progress, p.mode.progress},
+              shard ? &*shard : nullptr);
   chatter << "\n";
   if (budget.spent()) out << budget.describe() << "\n";
-  return report_run(a, p, report, errors, chatter, out, err);
+  if (shard) report.shard = std::move(shard->record);
+  return report_run(report, a.reports, p.mode.colour, "check", errors, chatter, out, err);
 }
 
 }  // namespace
+
+int report_run(const RunReport& report, const ReportPaths& reports, bool colour, const std::string& command,
+               std::vector<std::string>& errors, std::ostream& chatter, std::ostream& out, std::ostream& err) {
+  const ConsoleStyle style{colour};
+  if (!report.shard || !report.implementations.empty()) print_law_table(report, chatter, style);
+  print_failures(report, out, style);
+  for (const ImplementationResult& r : report.implementations)
+    for (const LawResult& l : r.laws)
+      if (l.passed_despite) out << "note: " << r.name << ": " << passed_despite_note(l) << "\n";
+  if (report.shard)
+    out << shard_verdict(report);
+  else
+    print_verdict(report, out, style);
+  out << "seed: " << report.seed << "\n";
+
+  for (const ReportFormat& f : report_formats()) {
+    const auto it = reports.find(f.key);
+    if (it == reports.end() || it->second.empty()) continue;
+    try {
+      f.write(report, it->second);
+      out << "wrote " << f.title << " report to " << it->second << "\n";
+    } catch (const std::exception& e) {
+      errors.push_back(e.what());
+    }
+  }
+  for (const std::string& e : errors) err << "attncheck " << command << ": " << printable(e) << "\n";
+  if (!errors.empty()) return 2;
+  if (report.shard) return shard_failed(report) ? 1 : 0;
+  if (report.default_run) return report.expectations_held() ? 0 : 1;
+  return report.any_failure() ? 1 : 0;
+}
 
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
   try {

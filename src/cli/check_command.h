@@ -56,6 +56,10 @@ struct CheckArgs {
   std::string program = "attncheck";   // argv[0], for the commands it prints
   std::string color = "auto";          // --color auto|always|never (cli/terminal_mode.h)
   bool quiet = false;                  // --quiet
+  // --shard INDEX/COUNT (run/shard.h): run only this shard's work items;
+  // unset: GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS or TEST_SHARD_INDEX/TEST_TOTAL_SHARDS when set.
+  std::optional<std::string> shard;
+  std::string version = "unknown";     // attncheck's version, recorded in a shard's report
 };
 
 // Returns the exit status: 0 every law passed (or was skipped) for every
@@ -63,5 +67,14 @@ struct CheckArgs {
 // failed (a crash, hang or bad write counts) -- in the default run: an
 // expectation broke; 2 the command could not run as asked.
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
+
+// What `check` prints and writes once its laws ran, and `merge` for the merged
+// report: the law table (on `chatter`: discarded under --quiet), the
+// failures, the notes, the verdict, the seed, each report file of `reports`;
+// then the exit status (0, 1; 2 with `errors`, each printed after "attncheck
+// COMMAND: "). A shard's report (report.shard) says which shard it is
+// instead of a verdict on the run.
+int report_run(const RunReport& report, const ReportPaths& reports, bool colour, const std::string& command,
+               std::vector<std::string>& errors, std::ostream& chatter, std::ostream& out, std::ostream& err);
 
 }  // namespace attncheck

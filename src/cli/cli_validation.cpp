@@ -123,10 +123,10 @@ std::string report_paths_problem(const ReportPaths& paths) { return report_paths
 
 std::string unknown_command_problem(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return "";
-  for (const char* known : {"check", "replay", "list", "sensitivity"})
+  for (const char* known : {"check", "replay", "list", "sensitivity", "merge"})
     if (std::strcmp(argv[1], known) == 0) return "";
   return std::string("unknown command '") + argv[1] +
-         "'; the commands are: check, replay, list, sensitivity (see attncheck --help)";
+         "'; the commands are: check, replay, list, sensitivity, merge (see attncheck --help)";
 }
 
 }  // namespace attncheck

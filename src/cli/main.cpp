@@ -10,6 +10,7 @@
 #include "cli/check_command.h"
 #include "cli/cli_validation.h"
 #include "cli/list_command.h"
+#include "cli/merge_command.h"
 #include "cli/replay_command.h"
 #include "cli/sensitivity_command.h"
 #include "driver/seed_env.h"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
 
   CheckArgs check;
   check.program = argc > 0 ? argv[0] : "attncheck";
+  check.version = ATTNCHECK_VERSION;
   CLI::App* c = app.add_subcommand("check", "run the laws against implementations (default: every built-in)");
   c->footer(
       "Examples:\n"
@@ -132,6 +134,10 @@ int main(int argc, char** argv) {
       ->type_name("WHEN")
       ->capture_default_str();
   c->add_flag("--quiet", check.quiet, "print only the seed, the failures and the verdict; no progress line");
+  c->add_option("--shard", check.shard,
+                "run only this shard's part of the work, INDEX from 0 (default: $GTEST_SHARD_INDEX/"
+                "$GTEST_TOTAL_SHARDS or $TEST_SHARD_INDEX/$TEST_TOTAL_SHARDS when set); join with `attncheck merge`")
+      ->type_name("INDEX/COUNT");
 
   ReplayArgs replay;
   replay.program = check.program;
@@ -172,6 +178,25 @@ int main(int argc, char** argv) {
       ->type_name("WHEN")
       ->capture_default_str();
   r->add_flag("--quiet", replay.quiet, "print only the failing cases and the summary; no progress line");
+  r->add_option("--shard", replay.shard,
+                "replay only this shard's case files, INDEX from 0 (default: $GTEST_SHARD_INDEX/$GTEST_TOTAL_SHARDS or "
+                "$TEST_SHARD_INDEX/$TEST_TOTAL_SHARDS when set)")
+      ->type_name("INDEX/COUNT");
+
+  MergeArgs merge;
+  CLI::App* m = app.add_subcommand("merge", "join the --json reports of every shard of a run (check --shard) into its report");
+  m->footer(
+      "Example:\n"
+      "  attncheck merge shard-*.json --junit junit.xml --markdown summary.md --json merged.json\n"
+      "Exit status: as one unsharded check would give (0 pass, 1 a law failed); 2 refused: a damaged file, shards of\n"
+      "different runs, a shard given twice or missing.");
+  m->add_option("REPORT", merge.paths, "the shards' JSON reports (check --shard I/N --json FILE)")->required();
+  for (const ReportFormat& f : report_formats())
+    m->add_option(std::string(f.flag), merge.reports[std::string(f.key)], std::string(f.help))->type_name("FILE");
+  m->add_option("--color", merge.color, "colour on the terminal: auto, always, never")
+      ->type_name("WHEN")
+      ->capture_default_str();
+  m->add_flag("--quiet", merge.quiet, "print only the failures and the verdict");
 
   CLI::App* l = app.add_subcommand("list", "name the built-in implementations and the laws");
   l->footer("Example:\n  attncheck list    one line each: name, kind (reference or zoo), what it does");
@@ -203,6 +228,7 @@ int main(int argc, char** argv) {
   if (c->parsed()) return run_check(check, std::cout, std::cerr);
   if (r->parsed()) return run_replay(replay, std::cout, std::cerr);
   if (l->parsed()) return run_list(std::cout);
+  if (m->parsed()) return run_merge(merge, std::cout, std::cerr);
   if (s->parsed()) return run_sensitivity(sensitivity, std::cout, std::cerr);
   return 2;
 }

@@ -12,6 +12,7 @@
 #include "cli/cli_validation.h"
 #include "cli/progress_line.h"
 #include "cli/python_targets.h"
+#include "cli/shard_files.h"
 #include "cli/terminal_mode.h"
 #include "diagnosis/diagnose.h"
 #include "driver/law_run.h"
@@ -525,8 +526,8 @@ int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err) {
   ReplayRun r{.args = args, .cache = Implementations(options), .out = out, .err = err, .colour = mode->colour};
   r.limits = limit_flags(args);
   choose_implementations(r);
-  const std::optional<std::vector<std::string>> paths = replay_paths(args, err);
-  if (!paths) return 2;
+  std::optional<std::vector<std::string>> paths = replay_paths(args, err);
+  if (!paths || !keep_shard_files(args.shard, *paths, out, err)) return 2;  // --shard: this shard's files (shard_files.h)
 
   RunReport report;
   report.replay = true;

@@ -42,6 +42,7 @@
 #pragma once
 
 #include <ostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,7 @@ struct ReplayArgs {
   std::string color = "auto";  // --color auto|always|never
   bool quiet = false;          // --quiet: only the failures and the summary
   std::string program = "attncheck";  // argv[0], for the commands it prints
+  std::optional<std::string> shard;   // --shard INDEX/COUNT: this shard's case files only (cli/shard_files.h)
 };
 
 int run_replay(const ReplayArgs& args, std::ostream& out, std::ostream& err);

@@ -1,5 +1,7 @@
 #include "report/json_report.h"
 
+#include "report/shard_json.h"
+
 namespace attncheck {
 namespace {
 
@@ -34,6 +36,8 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   return j;
 }
 
+}  // namespace
+
 const char* expectation_name(Expectation e) {
   switch (e) {
     case Expectation::must_pass:
@@ -45,8 +49,6 @@ const char* expectation_name(Expectation e) {
   }
   return "none";
 }
-
-}  // namespace
 
 nlohmann::ordered_json report_to_json(const RunReport& report) {
   nlohmann::ordered_json root;
@@ -90,6 +92,7 @@ nlohmann::ordered_json report_to_json(const RunReport& report) {
     impls.push_back(j);
   }
   root["implementations"] = impls;
+  if (report.shard) root["shard"] = shard_to_json(*report.shard);  // extension: check --shard (shard_json.h)
   return root;
 }
 

@@ -24,6 +24,9 @@ namespace attncheck {
 
 nlohmann::ordered_json report_to_json(const RunReport& report);
 
+// "none" | "must_pass" | "must_be_caught": the report's "expectation".
+const char* expectation_name(Expectation e);
+
 // Writes the report to `path`, two-space indented; invalid UTF-8 in messages
 // (a plugin's err text) is replaced, never a reason to lose the report.
 // Throws std::runtime_error when the file cannot be written.

@@ -75,8 +75,20 @@ std::string markdown_cell(const std::string& text) {
 std::string report_to_markdown(const RunReport& report) {
   std::ostringstream md;
   bool any_failure = report.default_run ? !report.expectations_held() : report.any_failure();
-  md << "## attncheck " << (report.replay ? "replay" : "check") << ": " << (any_failure ? "❌ FAIL" : "✅ pass")
-     << "\n\n";
+  if (report.shard) {
+    // One shard's part (check --shard): never a pass of the run, which the merge of every shard gives.
+    const ShardRecord& s = *report.shard;
+    bool failed_here = false;  // a zoo member's catch may be another shard's: only a reference's failure counts
+    for (const ImplementationResult& i : report.implementations)
+      failed_here = failed_here || (i.failed() && (!report.default_run || i.expectation == Expectation::must_pass));
+    md << "## attncheck check, shard " << s.index << "/" << s.count << ": " << s.ran.size() << " of "
+       << s.items << " work items, " << (s.ran.empty() ? "nothing checked here" : failed_here ? "❌ FAIL here" : "no failure here")
+       << " (the run's verdict: attncheck merge)\n\n";
+  } else {
+    // Nothing checked (a replay shard with no case file of its own) is not a pass.
+    md << "## attncheck " << (report.replay ? "replay" : "check") << ": "
+       << (any_failure ? "❌ FAIL" : report.implementations.empty() ? "nothing checked" : "✅ pass") << "\n\n";
+  }
   // A replay draws nothing: its cases are the files, so no seed or profile.
   if (!report.replay) md << "seed " << report.seed << ", profile " << markdown_cell(report.profile) << ", ";
   if (!report.timestamp.empty()) md << report.timestamp << " UTC";

@@ -11,6 +11,7 @@
 
 #include "driver/law_run.h"
 #include "problem/dtype.h"
+#include "report/shard_record.h"
 
 namespace attncheck {
 
@@ -96,6 +97,8 @@ struct RunReport {
   bool replay = false;       // `attncheck replay`: one LawResult per case file replayed
   std::string timestamp;     // when the run started, ISO 8601 UTC ("2026-01-31T12:00:00"); JUnit's timestamp
   std::vector<ImplementationResult> implementations;
+  // `check --shard`: this report is one shard's part, and what a merge needs (shard_record.h).
+  std::optional<ShardRecord> shard;
 
   bool any_failure() const;
   bool expectations_held() const;

@@ -15,12 +15,11 @@ namespace {
 // The faults seen under other laws' cases and in the probes fail the process
 // laws that judge them, as law_framework/process_law.h decides; a process law left out
 // by --law is added (a fault is never silent).
-void charge_faults_seen(ImplementationResult& r, const Target& target) {
+void charge_faults_seen(ImplementationResult& r, const std::optional<ProcessFault>& probe_fault) {
   std::vector<ProcessFault> seen;
   for (const LawResult& l : r.laws)
     if (l.run.fault_case) seen.push_back({l.run.fault_status, *l.run.fault_case, l.run.fault_message, l.run.law});
-  if (target.probes)
-    if (std::optional<ProcessFault> f = target.probes->fault()) seen.push_back(std::move(*f));
+  if (probe_fault) seen.push_back(*probe_fault);
   auto result_of = [&r](const std::string& law) -> LawResult* {
     for (LawResult& l : r.laws)
       if (l.run.law == law) return &l;
@@ -166,14 +165,28 @@ LawResult check_law(Implementation& impl, const Law& law, const Target& target, 
   return l;
 }
 
+FinishFacts finish_facts(const Target& target, const RunSettings& settings) {
+  return FinishFacts{.name = target.name,
+                     .source = target.source,
+                     .dtypes = law_options(settings, target).gen.dtypes,
+                     .expectation = target.expectation,
+                     .reproduce = target.reproduce,
+                     .probe_fault = target.probes ? target.probes->fault() : std::nullopt};
+}
+
 ImplementationResult finish_implementation(const Target& target, std::vector<LawResult> laws,
                                            const RunSettings& settings, std::vector<std::string>& errors) {
+  return finish_results(finish_facts(target, settings), std::move(laws), settings, errors);
+}
+
+ImplementationResult finish_results(const FinishFacts& target, std::vector<LawResult> laws,
+                                    const RunSettings& settings, std::vector<std::string>& errors) {
   ImplementationResult r;
   r.name = target.name;
   r.source = target.source;
-  r.dtypes = law_options(settings, target).gen.dtypes;
+  r.dtypes = target.dtypes;
   r.laws = std::move(laws);
-  charge_faults_seen(r, target);
+  charge_faults_seen(r, target.probe_fault);
   fail_refused_features(r);
   apply_expectations(r, settings.expectations);
 

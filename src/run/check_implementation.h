@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,22 @@ LawResult check_law(Implementation& impl, const Law& law, const Target& target, 
 // that could not be written. Leaves `seconds` to the caller.
 ImplementationResult finish_implementation(const Target& target, std::vector<LawResult> laws,
                                            const RunSettings& settings, std::vector<std::string>& errors);
+
+// What finish_implementation reads of its Target, apart from the laws'
+// results: a merge of shard reports (run/shard_merge.h) rebuilds it from the
+// reports and finishes the whole implementation's results exactly as one
+// unsharded run does.
+struct FinishFacts {
+  std::string name;
+  std::string source;
+  std::vector<DType> dtypes;  // law_options(settings, target).gen.dtypes
+  Expectation expectation = Expectation::none;
+  std::function<std::string(const std::string& law)> reproduce;
+  std::optional<ProcessFault> probe_fault;  // target.probes->fault()
+};
+FinishFacts finish_facts(const Target& target, const RunSettings& settings);
+ImplementationResult finish_results(const FinishFacts& facts, std::vector<LawResult> laws,
+                                    const RunSettings& settings, std::vector<std::string>& errors);
 
 // Both, law after law on target.loaded. `errors` as above.
 ImplementationResult check_implementation(Target& target, const std::vector<const Law*>& laws,
