@@ -27,6 +27,7 @@
 //     },
 //     "history": {"implementation": "seed_unscaled", "source": "builtin:seed_unscaled",
 //                 "seed": 42, "found_by": "rapidcheck", "message": "...", "diagnosis": "...",
+//                 "derivation": "...",           // optional: the problem is a call the law built
 //                 "date": "2025-01-31T12:00:00Z"}
 //   }
 // Hand-written cases may also give tensor elements as JSON numbers or decimal
@@ -87,6 +88,11 @@ struct CaseRecord {
   // the case is replayed against it (a zoo member's case must keep failing).
   std::string expect = "pass";
   uint64_t seed = 0;
+  // history.derivation, written only when set: the problem is a call the law
+  // built from the case it drew (masked_keys_ignored's hidden keys, V =
+  // identity), and how ("the call that failed (before): the case with ...;
+  // the shrunk case was ..."). Empty: the problem is the drawn case itself.
+  std::string derivation;
 };
 
 // what() names the file and the problem, e.g.

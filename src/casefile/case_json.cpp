@@ -39,8 +39,10 @@ std::string case_to_json(const CaseRecord& rec) {
      << "    \"seed\": " << rec.seed << ",\n"
      << "    \"found_by\": " << quoted(rec.found_by) << ",\n"
      << "    \"message\": " << quoted(rec.message) << ",\n"
-     << "    \"diagnosis\": " << quoted(rec.diagnosis) << ",\n"
-     << "    \"date\": " << quoted(rec.date) << "\n  }\n}\n";
+     << "    \"diagnosis\": " << quoted(rec.diagnosis) << ",\n";
+  // Only for a call the law derived from its case, so every other file reads as it always did.
+  if (!rec.derivation.empty()) os << "    \"derivation\": " << quoted(rec.derivation) << ",\n";
+  os << "    \"date\": " << quoted(rec.date) << "\n  }\n}\n";
   return os.str();
 }
 
@@ -94,6 +96,7 @@ CaseRecord case_from_json(const std::string& text, const std::string& name_for_e
     rec.message = r.string(h, "history.", "message", false);
     rec.diagnosis = r.string(h, "history.", "diagnosis", false);
     rec.date = r.string(h, "history.", "date", false);
+    rec.derivation = printable(r.string(h, "history.", "derivation", false));
     // Names attncheck wrote from what it printed: a control character here
     // means a damaged or hostile file, refused (the message shows it escaped).
     refuse_unprintable(r, "history.implementation", rec.implementation);

@@ -308,6 +308,7 @@ LawResult replay_one(const std::string& path, const Law& law, Loaded& loaded, co
   }
   if (l.failed()) {
     l.run.counterexample = rec.problem;
+    l.run.failing_calls = v.calls;  // the calls the law built from the case, as check prints them
     // As check does: a fault model explains numbers, a crash or a hang has none.
     if (v.status == VerdictStatus::fail && !is_process_law(law.name)) l.run.diagnosis = diagnose(*loaded.impl, rec.problem);
     // A plugin's time and memory limits decide whether it times out: the line repeats them.

@@ -85,6 +85,10 @@ struct LawReport {
   std::string message;        // the failure (of the shrunk case), or why it was skipped
   SkipReason skip_reason = SkipReason::none;
   std::optional<Problem> counterexample;  // the shrunk failing case
+  // The calls the failure was seen on when they are not the shrunk case alone
+  // (a problem the law built from it, the pair a comparison compared), each
+  // with its derivation; the case file saves law_calls.h's call_to_save.
+  std::vector<LawCall> failing_calls;
   std::string diagnosis;      // "behaves like: ..." when a fault model matches; else empty
   int shrink_steps = 0;
   // A crash, hang or bad write seen while judging this law: judged by the

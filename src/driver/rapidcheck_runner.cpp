@@ -2,6 +2,7 @@
 #include "driver/law_run.h"
 
 #include "driver/problem_gen.h"
+#include "law_framework/law_calls.h"
 
 #include <rapidcheck.h>
 
@@ -176,6 +177,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   Clock::time_point first_failure;
   std::optional<Problem> smallest;
   std::string smallest_message;
+  std::vector<LawCall> smallest_calls;
 
   // Past the fault budget a law stops calling the implementation.
   auto out_of_fault_budget = [&] {
@@ -222,6 +224,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         else ++report.shrink_steps;
         smallest = p;
         smallest_message = v.message;
+        smallest_calls = v.calls;
         RC_FAIL(v.message);
       case VerdictStatus::fault:
         ++report.faults;
@@ -290,6 +293,8 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     report.status = LawStatus::fail;
     report.counterexample = smallest;
     report.message = smallest_message;
+    complete_calls(*smallest, smallest_calls);
+    report.failing_calls = std::move(smallest_calls);
   } else if (!result.template is<rc::detail::SuccessResult>() && !result.template is<rc::detail::GaveUpResult>()) {
     report.status = LawStatus::fail;
     report.message = "the property driver reported an error";

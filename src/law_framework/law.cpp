@@ -1,14 +1,25 @@
 #include "law_framework/law.h"
 
+#include "law_framework/law_calls.h"
+
 namespace attncheck {
+
+Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
+  if (const FeatureBits beyond = problem.features() & ~law.features)
+    return Verdict::not_applicable("the case uses " + feature_list(beyond) + ", which " + law.name +
+                                   " does not judge");
+  Verdict v = law.check(impl, problem);
+  complete_calls(problem, v.calls);
+  return v;
+}
 
 std::optional<Verdict> unusable(const Outcome& o) {
   switch (o.status) {
     case CallStatus::ok: return std::nullopt;
-    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message, o.status};
+    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message, o.status, {}};
     case CallStatus::error: return Verdict::fail("the call failed: " + o.message);
     default:
-      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message, o.status};
+      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message, o.status, {}};
   }
 }
 

@@ -29,14 +29,37 @@ enum class VerdictStatus {
   incomplete,
 };
 
+// A call a law made that is not its case as drawn: a problem it built from
+// the case (masked_keys_ignored's hidden keys, V = identity for the weight
+// laws, the other side of a comparison), with how it was built, in words.
+struct LawCall {
+  std::string role;        // what the law's message calls it: "before", "with huge hidden keys", "grouped"
+  std::string derivation;  // "the case with keys 0, 3 hidden from every row by the mask"; "the case itself"
+  Problem problem;
+};
+
 struct Verdict {
   VerdictStatus status = VerdictStatus::pass;
   std::string message;  // why it failed, or why the law does not apply
   CallStatus call_status = CallStatus::ok;  // for `fault` and `unsupported`: what the call did
+  // For a failure: the calls it was seen on, when they are not the case alone
+  // (empty: the case itself is the failing call). The first is the call to
+  // save and print as the failing case: the law checked on it as a case makes
+  // the same calls again and fails the same way (a derived problem the law's
+  // own construction leaves as it is, or the case itself); the others are
+  // what it was compared with.
+  std::vector<LawCall> calls;
 
   static Verdict pass() { return {}; }
-  static Verdict fail(std::string m) { return {VerdictStatus::fail, std::move(m)}; }
-  static Verdict not_applicable(std::string m) { return {VerdictStatus::not_applicable, std::move(m)}; }
+  static Verdict fail(std::string m) { return {VerdictStatus::fail, std::move(m), CallStatus::ok, {}}; }
+  static Verdict not_applicable(std::string m) {
+    return {VerdictStatus::not_applicable, std::move(m), CallStatus::ok, {}};
+  }
+  // A failure seen on `calls` (the call to save first): Verdict::fail(m).on(...).
+  Verdict on(std::vector<LawCall> seen) && {
+    calls = std::move(seen);
+    return std::move(*this);
+  }
   bool passed() const { return status == VerdictStatus::pass; }
   bool failed() const { return status == VerdictStatus::fail; }
 };
@@ -80,12 +103,8 @@ bool is_process_law(std::string_view name);
 
 // Checks one given case (a replayed file, a fuzzer input): no generation, no shrinking.
 // A problem that uses a feature the law does not understand is not applicable.
-inline Verdict check_case(const Law& law, Implementation& impl, const Problem& problem) {
-  if (const FeatureBits beyond = problem.features() & ~law.features)
-    return Verdict::not_applicable("the case uses " + feature_list(beyond) + ", which " + law.name +
-                                   " does not judge");
-  return law.check(impl, problem);
-}
+// A failure's calls have their derivations (law_calls.h, complete_calls).
+Verdict check_case(const Law& law, Implementation& impl, const Problem& problem);
 
 // Runs the implementation and turns an unusable outcome into the verdict a law
 // returns for it: unsupported, fault (crash, hang, bad write: the process laws

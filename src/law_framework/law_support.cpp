@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "law_framework/law_calls.h"
 #include "problem/number_text.h"
 
 namespace attncheck {
@@ -67,12 +68,29 @@ Law weights_law(std::string name, std::string statement, WeightsCheck check,
     const Problem prepared = prepare ? prepare(base) : base;
     const Problem p = with_identity_values(prepared);
     std::vector<double> weights;
+    bool blocked = false;
     if (auto bad = run_for(impl, p, weights)) {
       // Unsupported value_dim = kv_len: read the same weights through the value_dim it was drawn with.
       if (bad->status != VerdictStatus::unsupported || prepared.shape.value_dim == p.shape.value_dim) return *bad;
-      if (auto blocked = weights_by_blocks(impl, p, prepared.shape.value_dim, weights)) return *blocked;
+      if (auto unread = weights_by_blocks(impl, p, prepared.shape.value_dim, weights)) return *unread;
+      blocked = true;
     }
-    return check(p, weights);
+    Verdict v = check(p, weights);
+    if (!v.failed()) return v;
+    // The failing call, saved and printed: the V = identity call (or the first
+    // block of it), which this law checked as a case builds again unchanged.
+    const std::string prepared_text = prepared == base ? "" : changes_from(base, prepared) + " and ";
+    const int64_t n = p.shape.kv_len, dv = prepared.shape.value_dim;
+    std::ostringstream d;
+    d << "the case with " << prepared_text << "V = the " << n << " x " << n << " identity (value_dim " << base.shape.value_dim
+      << " -> " << n << "), so that each output row is its row's attention weights";
+    if (!blocked) return std::move(v).on({{"V = identity", d.str(), p}});
+    std::ostringstream b;
+    b << "the case with " << prepared_text << "V = columns 0.." << std::min(dv, n) - 1 << " of the " << n << " x " << n
+      << " identity (value_dim " << dv << ": the implementation refused value_dim " << n
+      << "), the first of the " << (n + dv - 1) / dv << " calls that read the weights in blocks of " << dv
+      << " keys; the law makes the others from it";
+    return std::move(v).on({{"V = identity, first block", b.str(), with_identity_block(p, 0, dv)}});
   };
   return law;
 }

@@ -18,6 +18,31 @@
 #include "law_framework/law_support.h"
 
 namespace attncheck {
+namespace {
+
+// "keys 0, 3 and 4 of head 0, keys 2 and 4 of head 1": the keys hidden from
+// every row of each head of `p` (at most 4 heads named; the rest counted).
+std::string hidden_keys_text(const Problem& p) {
+  const Shape& s = p.shape;
+  std::ostringstream os;
+  const int64_t heads = s.batch * s.heads, named = std::min<int64_t>(heads, 4);
+  for (int64_t bh = 0; bh < named; ++bh) {
+    std::vector<int64_t> keys;
+    for (int64_t j = 0; j < s.kv_len; ++j) {
+      bool seen = false;
+      for (int64_t i = 0; i < s.q_len && !seen; ++i) seen = p.visible(bh, i, j);
+      if (!seen) keys.push_back(j);
+    }
+    os << (bh ? ", " : "") << (keys.size() == 1 ? "key " : "keys ");
+    for (std::size_t k = 0; k < keys.size(); ++k) os << (k ? (k + 1 == keys.size() ? " and " : ", ") : "") << keys[k];
+    if (keys.empty()) os << "none";
+    os << " of [b=" << bh / s.heads << "][h=" << bh % s.heads << "]";
+  }
+  if (heads > named) os << " (and " << heads - named << " more heads)";
+  return os.str();
+}
+
+}  // namespace
 
 Law law_masked_keys_ignored() {
   Law law;
@@ -60,7 +85,11 @@ Law law_masked_keys_ignored() {
       std::ostringstream os;
       os << "setting " << hidden << " hidden key(s) and their values to +-" << num(big)
          << " changed the output: " << *m;
-      return Verdict::fail(os.str());
+      // The masked call is saved: checked as a case, it hides the same keys again (its mask already does).
+      const std::string keys = hidden_keys_text(p);
+      return Verdict::fail(os.str()).on(
+          {{"before", "the case with a mask added so that " + keys + " are hidden from every row (by it, the case's own mask or its causal rule)", p},
+           {"with huge hidden keys", "that call with the k and v rows of " + keys + " set to +-" + num(big), huge}});
     }
     return Verdict::pass();
   };

@@ -149,6 +149,18 @@ std::string wrap(const std::string& text, const std::string& pad) {
   return out + line + "\n";
 }
 
+// The calls the law built from the shrunk case and failed on (law.h,
+// Verdict::calls), each with how it was built; one that is the case itself
+// is named, not shown again.
+void print_failing_calls(const LawReport& r, std::ostream& out) {
+  for (std::size_t k = 0; k < r.failing_calls.size(); ++k) {
+    const LawCall& c = r.failing_calls[k];
+    out << (k == 0 ? "  failing call (" : "  compared with (") << shown(c.role) << "): " << shown(c.derivation) << "\n";
+    if (!(r.counterexample && c.problem == *r.counterexample))
+      out << indent(printable(c.problem.describe(), Newlines::keep), "    ");
+  }
+}
+
 void print_one_failure(const ImplementationResult& i, const LawResult& l, std::ostream& out, bool colour) {
   if (l.unexpected_pass()) {
     out << coloured("XPASS", colour) << " " << shown(l.run.law) << " -- " << shown(i.name) << " (" << shown(i.source)
@@ -179,6 +191,7 @@ void print_one_failure(const ImplementationResult& i, const LawResult& l, std::o
       out << "  case (as generated; a fault is not shrunk):\n";
     out << indent(printable(l.run.counterexample->describe(), Newlines::keep), "    ");
   }
+  print_failing_calls(l.run, out);
   if (!l.reproduce.empty()) out << "  reproduce: " << shown(l.reproduce) << "\n";
   out << "\n";
 }

@@ -29,6 +29,9 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   j["seconds"] = l.seconds;
   if (l.failed()) {
     if (l.run.counterexample) j["counterexample"] = l.run.counterexample->describe();
+    // Extension: the calls the law built from the case and failed on, with how (law.h, Verdict::calls).
+    for (const LawCall& c : l.run.failing_calls)
+      j["failing_calls"].push_back({{"role", c.role}, {"derivation", c.derivation}, {"call", c.problem.describe()}});
     j["shrink_steps"] = l.run.shrink_steps;
     if (!l.reproduce.empty()) j["reproduce"] = l.reproduce;
     if (!l.found_while.empty()) j["found_while"] = l.found_while;

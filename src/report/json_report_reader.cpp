@@ -152,14 +152,6 @@ LawResult read_law(const json& j, const std::string& where, const std::string& f
         c.done();
       }
     }
-    if (f.has("failing_calls")) {  // the calls a law built from the case (texts, as the counterexample's)
-      const json& calls = f.array("failing_calls");
-      for (std::size_t k = 0; k < calls.size(); ++k) {
-        Fields c(calls[k], at(f.path("failing_calls"), k), file);
-        for (const char* key : {"role", "derivation", "call"}) c.text(key);
-        c.done();
-      }
-    }
     l.run.shrink_steps = f.integer("shrink_steps");
     l.reproduce = f.text_or("reproduce", "");
     l.found_while = f.text_or("found_while", "");

@@ -8,6 +8,7 @@
 #include "diagnosis/diagnose.h"
 #include "law_framework/process_law.h"
 #include "problem/fnv1a.h"
+#include "run/failure_case.h"
 
 namespace attncheck {
 namespace {
@@ -196,8 +197,7 @@ ImplementationResult finish_results(const FinishFacts& target, std::vector<LawRe
     const std::string& repro_law = l.found_while.empty() ? l.run.law : l.found_while;
     if (target.reproduce) l.reproduce = target.reproduce(repro_law);
     if (!l.run.counterexample || settings.save_failures_dir.empty()) continue;
-    CaseRecord c = failure_record(*l.run.counterexample, l.run.law, r.name, r.source, settings.found_by,
-                                  settings.options.seed, l.run.message, l.run.diagnosis);
+    CaseRecord c = law_failure_record(l.run, r.name, r.source, settings.found_by, settings.options.seed);
     // Replayed as recorded, the case must fail again where its failure was expected.
     const bool must_fail = target.expectation == Expectation::must_be_caught;
     c.expect = must_fail || l.expected_failure ? "fail" : "pass";

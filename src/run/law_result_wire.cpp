@@ -40,6 +40,14 @@ class Writer {
     if constexpr (is_vector<T>) list(x);
     else pod(x);
   }
+  void calls(const std::vector<LawCall>& cs) {
+    pod(static_cast<uint64_t>(cs.size()));
+    for (const LawCall& c : cs) {
+      text(c.role);
+      text(c.derivation);
+      problem(c.problem);
+    }
+  }
   std::string take() { return std::move(bytes_); }
 
  private:
@@ -89,6 +97,17 @@ class Reader {
     if constexpr (is_vector<T>) return list(x);
     else return pod(x);
   }
+  bool calls(std::vector<LawCall>& cs) {
+    uint64_t n = 0;
+    if (!pod(n) || n > rest_.size()) return false;  // each call takes more than a byte
+    cs.assign(n, LawCall{});
+    for (LawCall& c : cs) {
+      std::optional<Problem> p;
+      if (!text(c.role) || !text(c.derivation) || !problem(p) || !p) return false;
+      c.problem = std::move(*p);
+    }
+    return true;
+  }
   bool at_end() const { return rest_.empty(); }
 
  private:
@@ -113,6 +132,7 @@ std::string encode_law_result(const LawResult& l) {
   w.text(r.message);
   w.pod(r.skip_reason);
   w.problem(r.counterexample);
+  w.calls(r.failing_calls);
   w.text(r.diagnosis);
   w.pod(r.shrink_steps);
   w.problem(r.fault_case);
@@ -133,7 +153,7 @@ bool decode_law_result(std::string_view bytes, LawResult& l) {
   LawReport& r = l.run;
   return in.text(r.law) && in.pod(r.status) && in.pod(r.cases) && in.pod(r.judged) && in.pod(r.largest) &&
          in.list(r.dtypes) && in.pod(r.features) && in.text(r.message) && in.pod(r.skip_reason) && in.problem(r.counterexample) &&
-         in.text(r.diagnosis) && in.pod(r.shrink_steps) && in.problem(r.fault_case) && in.text(r.fault_message) &&
+         in.calls(r.failing_calls) && in.text(r.diagnosis) && in.pod(r.shrink_steps) && in.problem(r.fault_case) && in.text(r.fault_message) &&
          in.pod(r.fault_status) && in.pod(r.faults) && in.pod(r.answered_features) &&
          in.pod(r.refused_features) && in.text(l.case_file) && in.text(l.reproduce) &&
          in.text(l.found_while) && in.pod(l.seconds) && in.at_end();
