@@ -2,7 +2,11 @@
 // the implementation offers, without its causal rule, without its mask, and
 // a family of Gaussian problems like it at head_dim 16, 64, 128 and its own.
 // "Present" is the implementation wrong against the oracle there; an axis is
-// named when the failure is absent somewhere along it.
+// named when the failure is absent somewhere along it. A dtype counts as
+// absent only where its bound could have seen the failure: the failing case's
+// own error exceeds that dtype's bound somewhere (an error of 1e-9 breaks
+// f64's bound and no other, so "right in f32" would say nothing about the
+// fault, only about f32's tolerance).
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -53,6 +57,18 @@ Problem like_at_head_dim(const Problem& failing, int64_t head_dim) {
   return p;
 }
 
+// Could `in_t` (the failing case rerun in another dtype, same shape) see the
+// failure `failing` shows? Some element wrong in the failing run has an error
+// (|out - exact|, out [b][h][q_len][value_dim]) larger than in_t's bound there.
+bool resolves(const ProbeRun& failing, const ProbeRun& in_t) {
+  for (std::size_t k = 0; k < failing.out.size() && k < in_t.right.bound.size(); ++k) {
+    const double err = std::abs(failing.out[k] - failing.right.exact[k]);
+    const bool wrong = std::isfinite(failing.right.bound[k]) && !(err <= failing.right.bound[k]);
+    if (wrong && std::isfinite(in_t.right.bound[k]) && !(err <= in_t.right.bound[k])) return true;
+  }
+  return false;
+}
+
 bool all_finite(const Problem& p) {
   for (const auto* t : {&p.q, &p.k, &p.v})
     for (double x : *t)
@@ -64,7 +80,8 @@ bool all_finite(const Problem& p) {
 
 std::vector<std::string> measure_axes(Implementation& impl, const Problem& failing, ProbeBudget& budget) {
   // Only a failure the failing case itself shows can be followed along axes.
-  if (seen(impl, failing, budget) != Seen::present) return {};
+  const std::optional<ProbeRun> own = budget.run(impl, failing);
+  if (!own || own->judged == 0 || own->correct) return {};
   std::vector<std::string> said;
   const auto note = [&said](std::optional<std::string> s) {
     if (s) said.push_back(std::move(*s));
@@ -81,8 +98,12 @@ std::vector<std::string> measure_axes(Implementation& impl, const Problem& faili
       p.dtype = t;
       round_tensors(p);
       if (!all_finite(p)) continue;  // the case does not fit in t
-      const Seen s = seen(impl, p, budget);
-      if (s != Seen::unknown) (s == Seen::present ? present : absent).push_back(std::string(dtype_name(t)));
+      const std::optional<ProbeRun> r = budget.run(impl, p);
+      if (!r || r->judged == 0) continue;
+      if (!r->correct)
+        present.push_back(std::string(dtype_name(t)));
+      else if (resolves(*own, *r))  // right where the failure would have shown
+        absent.push_back(std::string(dtype_name(t)));
     }
     note(axis_phrase("in ", present, absent, "in "));
   }
@@ -92,16 +113,28 @@ std::vector<std::string> measure_axes(Implementation& impl, const Problem& faili
     std::sort(dims.begin(), dims.end());
     dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
     std::vector<std::string> present, absent;
-    bool own_present = false;
+    // The family's member at the case's own head_dim must show the failure,
+    // or its absence elsewhere says nothing; a head_dim counts as absent only
+    // where its bound could have seen that failure (the same output shape
+    // [b][h][q_len][value_dim], element by element, as for the dtypes).
+    std::optional<ProbeRun> own_family;
+    if (const std::optional<ProbeRun> r = budget.run(impl, like_at_head_dim(failing, failing.shape.head_dim));
+        r && r->judged > 0 && !r->correct)
+      own_family = r;
     for (int64_t d : dims) {
-      const Seen s = seen(impl, like_at_head_dim(failing, d), budget);
-      if (s == Seen::unknown) continue;
-      own_present = own_present || (d == failing.shape.head_dim && s == Seen::present);
-      (s == Seen::present ? present : absent).push_back(std::to_string(d));
+      if (!own_family) break;
+      if (d == failing.shape.head_dim) {
+        present.push_back(std::to_string(d));
+        continue;
+      }
+      const std::optional<ProbeRun> r = budget.run(impl, like_at_head_dim(failing, d));
+      if (!r || r->judged == 0) continue;
+      if (!r->correct)
+        present.push_back(std::to_string(d));
+      else if (resolves(*own_family, *r))
+        absent.push_back(std::to_string(d));
     }
-    // The family must show the failure at the case's own head_dim, or its
-    // absence elsewhere says nothing.
-    if (own_present) note(axis_phrase("at head_dim ", present, absent, "at "));
+    if (own_family) note(axis_phrase("at head_dim ", present, absent, "at "));
   }
 
   if (failing.causal != Causal::none) {

@@ -99,7 +99,11 @@ std::optional<Prediction> softmax_over_queries(const Problem& p) {
     for (int64_t i = 0; i < s.q_len; ++i)
       for (int64_t c = 0; c < s.value_dim; ++c) {
         LD out = 0;
-        for (int64_t j = 0; j < s.kv_len; ++j) out += w[i * s.kv_len + j] * static_cast<LD>(p.v[p.v_at(p.kv_of(bh), j, c)]);
+        // Only the keys the row sees: an unseen key's value is never read (a
+        // NaN in padding times its weight 0 would make the prediction NaN,
+        // and match any kernel that leaks NaN from the padding).
+        for (int64_t j = 0; j < s.kv_len; ++j)
+          if (p.visible(bh, i, j)) out += w[i * s.kv_len + j] * static_cast<LD>(p.v[p.v_at(p.kv_of(bh), j, c)]);
         pr.out[p.out_at(bh, i, c)] = static_cast<double>(out);
       }
   }
@@ -276,6 +280,9 @@ const std::vector<FaultModel>& fault_models() {
     // The ABI v2 faults after them: each applies only where its feature is used.
     const std::vector<FaultModel>& v2 = v2_fault_models();
     all.insert(all.end(), v2.begin(), v2.end());
+    // The precision faults last (fault_models.h).
+    const std::vector<FaultModel>& narrow = accumulation_fault_models();
+    all.insert(all.end(), narrow.begin(), narrow.end());
     return all;
   }();
   return models;

@@ -32,11 +32,19 @@ struct FaultModel {
 };
 
 // Most common faults first: the first model that matches is the diagnosis.
-// The ABI v2 faults (v2_fault_models) come last.
+// The ABI v2 faults (v2_fault_models) follow, and the precision faults
+// (accumulation_fault_models) come last: their predictions lie within a few
+// roundings of correct attention, so any fault a model names more exactly
+// is named first.
 const std::vector<FaultModel>& fault_models();
 
 // The faults of ABI v2 features (fault_models_v2.cpp); each applies only to
 // problems that use its feature.
 const std::vector<FaultModel>& v2_fault_models();
+
+// Sums kept in a narrower type than the dtype's (accumulation_fault_models.cpp):
+// "accumulates in 16-bit", the softmax sum and the weighted sum of V as f16
+// running sums.
+const std::vector<FaultModel>& accumulation_fault_models();
 
 }  // namespace attncheck

@@ -26,6 +26,7 @@ struct Faults {
   bool nan_for_empty_rows = false;  // rows that see no key get NaN instead of zeros
   double masked_logit = 0;          // < 0: keys the mask hides get this logit instead of being left out
   std::vector<DType> unsupported = {};   // dtypes answered UNSUPPORTED
+  double output_error = 0;  // every output multiplied by (1 + this) before its rounding, in every dtype
 };
 
 class FaultyAttention final : public Implementation {
@@ -100,7 +101,7 @@ class FaultyAttention final : public Implementation {
           T acc = 0;
           for (int64_t j = 0; j < s.kv_len; ++j)
             acc = rounded<T>(acc + w[j] / denominator * static_cast<T>(p.v[p.v_at(bh, j, c)]), bits);
-          out[p.out_at(bh, i, c)] = round_to(p.dtype, static_cast<double>(acc));
+          out[p.out_at(bh, i, c)] = round_to(p.dtype, static_cast<double>(acc) * (1 + f_.output_error));
         }
       }
     return out;

@@ -59,9 +59,11 @@ TEST(Measure, WeightMass) {
   EXPECT_EQ(d.find("times the requested scale"), std::string::npos) << d;  // the scale is right
 }
 
+// The measured precision (diagnose names this fault by its model now,
+// "accumulates in 16-bit": tests/diagnosis/claims_test.cpp).
 TEST(Measure, AccumulationPrecision) {
   FaultyAttention impl({.accumulate_bits = 11});
-  const std::string d = shown(diagnose(impl, failing_case()));
+  const std::string d = shown(measure(impl, failing_case()));
   const double bits = number_after(d, "errors like ");
   EXPECT_GE(bits, 9) << d;
   EXPECT_LE(bits, 13) << d;
