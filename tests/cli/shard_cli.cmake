@@ -13,3 +13,5 @@ foreach(scenario same-report environment replay refusals)
                    ${scenario} ${PROJECT_BINARY_DIR}/test-plugins ${CMAKE_CURRENT_BINARY_DIR}/shard/${scenario})
   set_tests_properties(cli_shard_${scenario} PROPERTIES LABELS "cli;e2e" TIMEOUT 600)
 endforeach()
+# A minute and more of whole checks: the sanitizer pass in CI leaves it to .ci/nightly.
+set_tests_properties(cli_shard_same-report PROPERTIES LABELS "cli;e2e;long")
