@@ -60,8 +60,12 @@ Problem like_at_head_dim(const Problem& failing, int64_t head_dim) {
 // Could `in_t` (the failing case rerun in another dtype, same shape) see the
 // failure `failing` shows? Some element wrong in the failing run has an error
 // (|out - exact|, out [b][h][q_len][value_dim]) larger than in_t's bound there.
+// A NaN or infinite output is no such measure: whether a case overflows
+// depends on the dtype's range, so the same fault may give a finite wrong
+// output, or a right one, in a wider dtype.
 bool resolves(const ProbeRun& failing, const ProbeRun& in_t) {
   for (std::size_t k = 0; k < failing.out.size() && k < in_t.right.bound.size(); ++k) {
+    if (!std::isfinite(failing.out[k])) continue;
     const double err = std::abs(failing.out[k] - failing.right.exact[k]);
     const bool wrong = std::isfinite(failing.right.bound[k]) && !(err <= failing.right.bound[k]);
     if (wrong && std::isfinite(in_t.right.bound[k]) && !(err <= in_t.right.bound[k])) return true;

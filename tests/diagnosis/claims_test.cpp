@@ -14,6 +14,7 @@
 #include "diagnosis/measurements.h"
 #include "diagnosis/probe_problems.h"
 #include "faulty_attention.h"
+#include "impls/in_process.h"
 #include "problem/feature_transforms.h"
 #include "problem/transforms.h"
 
@@ -58,6 +59,23 @@ TEST(Claims, HeadDimRightOnlyWhereItsBoundCouldSeeTheFailure) {
   FaultyAttention at_64({.scale_factor = 0.693, .only_head_dim = 64});
   const std::string e = shown(measure(at_64, gaussian_probe(DType::f32, {1, 1, 2, 6, 64, 3}, NAN, 1.5, 1234)));
   EXPECT_TRUE(has(e, "wrong only at head_dim 64 (right at 16, 128)")) << e;
+}
+
+// batch_head_swapped (every dtype) on a shrunk case whose f32 logit overflows
+// (q.k = 1.7e38 * 4.4e12): NaN in f32, while in f64 the swapped block of zeros
+// is right. "wrong only in f32, bf16 (right in f64)" was claimed; a NaN
+// output measures the dtype's range, not where the fault is.
+TEST(Claims, DtypeNotCalledRightFromANanFailure) {
+  const std::unique_ptr<Implementation> impl = make_builtin("batch_head_swapped");
+  ASSERT_TRUE(impl);
+  Problem p = make_problem(DType::f32, {2, 2, 1, 1, 1, 1}, Causal::none, NAN);
+  p.q = {0, 1.7014118e38, 0, 0};
+  p.k = {0, 4398046511104, 0, 0};
+  p.v = {0, 0, 0, 0};
+  const std::optional<ProbeRun> own = run_probe(*impl, p);
+  ASSERT_TRUE(own && !own->correct);
+  const std::string d = shown(measure(*impl, p));
+  EXPECT_FALSE(has(d, "wrong only in")) << d;
 }
 
 // ---- lengths -------------------------------------------------------------------
