@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "report/failure_groups.h"
 #include "text/printable_text.h"
 
 namespace attncheck {
@@ -196,6 +197,26 @@ void print_one_failure(const ImplementationResult& i, const LawResult& l, std::o
   out << "\n";
 }
 
+// Failures and unexpected passes in the catalogue's order, except that the
+// failures that likely share one cause (failure_groups.h) print together,
+// where the group's first law would, under one header line, most direct first.
+void print_grouped_failures(const ImplementationResult& i, std::ostream& out, bool colour) {
+  const std::vector<FailureGroup> groups = failure_groups(i);
+  std::vector<const FailureGroup*> group_of(i.laws.size(), nullptr);
+  for (const FailureGroup& g : groups)
+    for (std::size_t k : g.laws) group_of[k] = &g;
+  std::vector<char> printed(i.laws.size(), 0);
+  for (std::size_t k = 0; k < i.laws.size(); ++k) {
+    if (printed[k] || !(i.laws[k].failed() || i.laws[k].unexpected_pass())) continue;
+    const FailureGroup* g = group_of[k];
+    if (g && g->laws.size() > 1) out << wrap(failure_group_header(i, *g), "");
+    for (std::size_t m : g && g->laws.size() > 1 ? g->laws : std::vector<std::size_t>{k}) {
+      print_one_failure(i, i.laws[m], out, colour);
+      printed[m] = 1;
+    }
+  }
+}
+
 }  // namespace
 
 void print_law_table(const RunReport& report, std::ostream& out, const ConsoleStyle& style) {
@@ -290,8 +311,7 @@ void print_failures(const RunReport& report, std::ostream& out, const ConsoleSty
       print_one_failure(i, *best, out, style.colour);
       continue;
     }
-    for (const LawResult& l : i.laws)
-      if (l.failed() || l.unexpected_pass()) print_one_failure(i, l, out, style.colour);
+    print_grouped_failures(i, out, style.colour);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "report/json_report.h"
 
+#include "report/failure_groups_json.h"
 #include "report/shard_json.h"
 
 namespace attncheck {
@@ -92,6 +93,8 @@ nlohmann::ordered_json report_to_json(const RunReport& report) {
     nlohmann::ordered_json laws = nlohmann::ordered_json::array();
     for (const LawResult& l : i.laws) laws.push_back(law_to_json(l));
     j["laws"] = laws;
+    // Extension: failing laws that likely share one cause (failure_groups_json.h).
+    if (nlohmann::ordered_json g = failure_groups_to_json(i); !g.empty()) j["failure_groups"] = g;
     impls.push_back(j);
   }
   root["implementations"] = impls;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "report/failure_groups.h"
 #include "text/printable_text.h"
 
 namespace attncheck {
@@ -67,7 +68,11 @@ Rendered render_verdict(const ImplementationResult& impl, const LawResult& l) {
     return {"fail", "unexpected_pass",
             "expected to fail" + reason_words(l) + ", but every judged case obeyed the law: remove the expectation",
             "", ""};
-  if (l.failed()) return {"fail", "law_failed", l.run.message, failure_body(l), ""};
+  if (l.failed()) {
+    // The other failing laws that likely share its cause (failure_groups.h).
+    const std::string note = failure_group_note(impl, static_cast<std::size_t>(&l - impl.laws.data()));
+    return {"fail", "law_failed", l.run.message, failure_body(l) + (note.empty() ? "" : note + "\n"), ""};
+  }
   if (l.insufficient() && impl.insufficient_fails)
     return {"fail", "insufficient", "insufficient: " + l.run.message, "", ""};
   if (l.insufficient()) return {"skipped", "insufficient", "insufficient (allowed): " + l.run.message, "", ""};

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "report/failure_groups.h"
 #include "text/printable_text.h"
 
 namespace attncheck {
@@ -144,6 +145,7 @@ std::string report_to_markdown(const RunReport& report) {
       if (!l.case_file.empty()) md << "- case file: " << code(l.case_file) << "\n";
       if (!l.reproduce.empty()) md << "- reproduce: " << code(l.reproduce) << "\n";
     }
+  md << failure_groups_markdown(report);  // failing laws that likely share one cause
   return md.str();
 }
 
