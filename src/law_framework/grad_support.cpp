@@ -112,7 +112,7 @@ Verdict equivalent_backward_calls(Implementation& impl, const Problem& a, const 
   if (auto bad = run_backward_bounded(impl, b, rb)) return *bad;
   int64_t judged = 0;
   if (auto m = grad_mismatch(a, ra.outcome, ra.bounds, rb.outcome, rb.bounds, name_a, name_b, judged))
-    return Verdict::fail(*m);
+    return Verdict::fail(*m).on({{name_a, "", a}, {name_b, "", b}});  // derivations: law_calls.h
   if (judged == 0) return Verdict::not_applicable("no gradient element of the call is judged");
   return Verdict::pass();
 }

@@ -36,6 +36,10 @@ struct LawCall {
   std::string role;        // what the law's message calls it: "before", "with huge hidden keys", "grouped"
   std::string derivation;  // "the case with keys 0, 3 hidden from every row by the mask"; "the case itself"
   Problem problem;
+  // The law checked on this call as a case makes the same calls again. False
+  // for a call it would not apply to (nan_propagates' call with a NaN
+  // planted: a case with NaN is outside its domain): the case is saved instead.
+  bool replays = true;
 };
 
 struct Verdict {
@@ -43,11 +47,10 @@ struct Verdict {
   std::string message;  // why it failed, or why the law does not apply
   CallStatus call_status = CallStatus::ok;  // for `fault` and `unsupported`: what the call did
   // For a failure: the calls it was seen on, when they are not the case alone
-  // (empty: the case itself is the failing call). The first is the call to
-  // save and print as the failing case: the law checked on it as a case makes
-  // the same calls again and fails the same way (a derived problem the law's
-  // own construction leaves as it is, or the case itself); the others are
-  // what it was compared with.
+  // (empty: the case itself is the failing call), the one that failed first,
+  // then what it was compared with. A case file saves the case when it is one
+  // of them, else the first that replays (LawCall::replays: the law's own
+  // construction leaves it as it is), else the case (law_calls.h).
   std::vector<LawCall> calls;
 
   static Verdict pass() { return {}; }

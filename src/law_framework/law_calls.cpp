@@ -82,10 +82,11 @@ void complete_calls(const Problem& base, std::vector<LawCall>& calls) {
 }
 
 const LawCall* call_to_save(const Problem& base, const std::vector<LawCall>& calls) {
-  if (calls.empty()) return nullptr;
   for (const LawCall& c : calls)
     if (c.problem == base) return nullptr;
-  return &calls.front();
+  for (const LawCall& c : calls)
+    if (c.replays) return &c;
+  return nullptr;
 }
 
 std::string saved_call_history(const Problem& base, const std::vector<LawCall>& calls, const LawCall& saved) {

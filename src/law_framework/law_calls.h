@@ -28,10 +28,10 @@ std::string changes_from(const Problem& base, const Problem& derived);
 // without one "the case with <changes_from>".
 void complete_calls(const Problem& base, std::vector<LawCall>& calls);
 
-// The call a case file saves for a failure seen on `calls`: nullptr when
-// there are none or one of them is `base` itself (a replay of the case makes
-// them all again); else the first (the law keeps it as it is when it checks
-// it as a case: law.h, Verdict::calls).
+// The call a case file saves for a failure seen on `calls`: nullptr (save
+// `base`) when there are none, when one of them is `base` itself (a replay of
+// the case makes them all again) or when none replays; else the first that
+// replays (the law keeps it as it is when it checks it as a case: law.h).
 const LawCall* call_to_save(const Problem& base, const std::vector<LawCall>& calls);
 
 // What a case file's history says of a saved derived call: "masked_keys_ignored

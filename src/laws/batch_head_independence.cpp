@@ -36,7 +36,9 @@ Law law_batch_head_independence() {
       if (auto m = mismatch(alone, slice, slice_tol, out_alone, oracle(alone).bound, "batched", "alone")) {
         std::ostringstream msg;
         msg << "head [b=" << bh / s.heads << "][h=" << bh % s.heads << "] (element indices within that head): " << *m;
-        return Verdict::fail(msg.str());
+        std::ostringstream d;
+        d << "head [b=" << bh / s.heads << "][h=" << bh % s.heads << "] of the case, alone (batch = heads = 1)";
+        return Verdict::fail(msg.str()).on({{"batched", "", p}, {"alone", d.str(), alone}});
       }
     }
     return Verdict::pass();

@@ -34,7 +34,8 @@ Law law_causal_equals_explicit_mask() {
         std::ostringstream os;
         os << "causal " << causal_name(rule) << " (q_len=" << s.q_len << ", kv_len=" << s.kv_len
            << ") differs from the same rule as an explicit mask: " << *m;
-        return Verdict::fail(os.str());
+        return Verdict::fail(os.str()).on({{"with the rule", "", by_rule},
+                                           {"with the mask", "the call with the rule with it given as a mask instead", by_mask}});
       }
     }
     return Verdict::pass();

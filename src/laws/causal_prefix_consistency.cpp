@@ -66,7 +66,12 @@ Law law_causal_prefix_consistency() {
       std::ostringstream os;
       os << "changing keys " << t << ".." << s.kv_len - 1 << " (hidden from rows 0.." << t - 1 - (p.causal_key_end(0) - 1)
          << " by the " << causal_name(p.causal) << " rule) changed those rows: " << *m;
-      return Verdict::fail(os.str());
+      // p is saved: checked as a case it keeps its causal rule, cut and changed keys.
+      return Verdict::fail(os.str()).on(
+          {{"before", "", p},
+           {"after", "that call with the k and v rows of keys " + std::to_string(t) + ".." +
+                         std::to_string(s.kv_len - 1) + " changed",
+            changed}});
     }
     return Verdict::pass();
   };

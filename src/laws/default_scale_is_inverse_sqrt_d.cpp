@@ -43,7 +43,7 @@ Law law_default_scale_is_inverse_sqrt_d() {
       std::ostringstream os;
       os << "the default scale disagrees with the explicit 1/sqrt(" << base.shape.head_dim
          << ") = " << num(by_value.scale) << ": " << *m;
-      return Verdict::fail(os.str());
+      return Verdict::fail(os.str()).on({{"default scale", "", by_default}, {"explicit scale", "", by_value}});
     }
     return Verdict::pass();
   };

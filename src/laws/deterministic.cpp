@@ -64,9 +64,12 @@ Law law_deterministic() {
     if (auto bad = run_for(impl, p, first)) return *bad;
     if (auto bad = run_for(impl, p, second)) return *bad;
     if (auto m = differs(p, first, second, "between two identical calls in a row")) return Verdict::fail(*m);
-    if (auto bad = run_for(impl, other_of_same_shape(p), scratch)) return *bad;
+    const Problem other = other_of_same_shape(p);
+    if (auto bad = run_for(impl, other, scratch)) return *bad;
     if (auto bad = run_for(impl, p, third)) return *bad;
-    if (auto m = differs(p, first, third, "after a call on other values of the same shape")) return Verdict::fail(*m);
+    if (auto m = differs(p, first, third, "after a call on other values of the same shape"))
+      return Verdict::fail(*m).on({{"the call", "", p},
+                                   {"the call between", "the case with v negated and q's elements reversed", other}});
     return Verdict::pass();
   };
   return law;

@@ -51,19 +51,24 @@ Law law_fully_masked_rows_zero() {
   law.statement = "a query row that sees no key outputs exactly zeros";
   law.check = [](Implementation& impl, const Problem& base) {
     const Shape& s = base.shape;
-    std::vector<Problem> cases;
-    cases.push_back(with_mask_anded(base, [](int64_t, int64_t i, int64_t) { return i % 3 != 0; }));
+    // Each call with how it came from the case (a failure names the one it was seen on).
+    std::vector<LawCall> cases;
+    cases.push_back({"rows 0, 3, 6, ... masked", "the case with every third query row (0, 3, ...) masked whole",
+                     with_mask_anded(base, [](int64_t, int64_t i, int64_t) { return i % 3 != 0; })});
     if (s.q_len >= 2) {
       Problem late = with_keys(base, 0, std::min(s.kv_len, s.q_len - 1));
       late.mask.clear();
       late.causal = Causal::bottom_right;
-      cases.push_back(std::move(late));
+      cases.push_back({"fewer keys than queries, bottom-right",
+                       "the case cut to its first " + std::to_string(late.shape.kv_len) +
+                           " key(s), with no mask and the bottom-right causal rule, so its first rows see no key",
+                       std::move(late)});
     }
     int64_t empty = 0;
-    for (const Problem& p : cases) {
+    for (const LawCall& c : cases) {
       std::vector<double> out;
-      if (auto bad = run_for(impl, p, out)) return *bad;
-      if (auto m = nonzero_empty_row(p, out, empty)) return Verdict::fail(*m);
+      if (auto bad = run_for(impl, c.problem, out)) return *bad;
+      if (auto m = nonzero_empty_row(c.problem, out, empty)) return Verdict::fail(*m).on({c});
     }
     if (empty == 0) return Verdict::not_applicable("no row sees nothing");
     return Verdict::pass();

@@ -95,23 +95,29 @@ Law law_grad_empty_rows_zero() {
     const Problem base = backward_of(drawn);
     if (!base.is_backward()) return Verdict::not_applicable("a forward problem (no dout): the law is about gradients");
     const Shape& s = base.shape;
-    std::vector<Problem> cases{base};
-    cases.push_back(with_mask_anded(base, [](int64_t, int64_t i, int64_t j) { return i % 3 != 0 && j % 4 != 1; }));
+    // Each call with how it came from the case (a failure names the one it was seen on).
+    std::vector<LawCall> cases{{"the case", "", base}};
+    cases.push_back({"rows 0, 3, ... and keys 1, 5, ... masked",
+                     "the case with every third query row (0, 3, ...) and every fourth key (1, 5, ...) masked whole",
+                     with_mask_anded(base, [](int64_t, int64_t i, int64_t j) { return i % 3 != 0 && j % 4 != 1; })});
     if (s.q_len >= 2) {
       Problem late = with_keys(base, 0, std::min(s.kv_len, s.q_len - 1));
       late.mask.clear();
       late.mask_broadcast = Broadcast{};
       late.causal = Causal::bottom_right;
-      cases.push_back(std::move(late));
+      cases.push_back({"fewer keys than queries, bottom-right",
+                       "the case cut to its first " + std::to_string(late.shape.kv_len) +
+                           " key(s), with no mask and the bottom-right causal rule, so its first rows see no key",
+                       std::move(late)});
     }
     int64_t judged = 0;
-    for (const Problem& p : cases) {
+    for (const LawCall& c : cases) {
       // A derived case with a feature the implementation does not declare
       // (the mask, the causal rule) is left out, not the whole case.
-      if (&p != &cases.front() && (p.features() & ~impl.features())) continue;
+      if (&c != &cases.front() && (c.problem.features() & ~impl.features())) continue;
       Outcome o;
-      if (auto bad = run_backward(impl, p, o)) return *bad;
-      if (auto m = nonzero(p, o, judged)) return Verdict::fail(*m);
+      if (auto bad = run_backward(impl, c.problem, o)) return *bad;
+      if (auto m = nonzero(c.problem, o, judged)) return Verdict::fail(*m).on({c});
     }
     if (judged == 0) return Verdict::not_applicable("no row sees nothing and every key is seen");
     return Verdict::pass();

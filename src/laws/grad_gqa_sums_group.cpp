@@ -54,7 +54,8 @@ Law law_grad_gqa_sums_group() {
     int64_t judged = 0;
     if (auto m = grad_mismatch(p, grouped.outcome, grouped.bounds, summed, tol, "grouped",
                                "repeated, summed over the group", judged))
-      return Verdict::fail(*m);
+      return Verdict::fail(*m).on(
+          {{"grouped", "", p}, {"repeated", "the case with each k and v head repeated for its query heads", rep}});
     if (judged == 0) return Verdict::not_applicable("no gradient element of the call is judged");
     return Verdict::pass();
   };

@@ -84,7 +84,9 @@ Law law_grad_key_permutation_equivariance() {
     int64_t judged = 0;
     if (auto m = grad_mismatch(moved, perm_run.outcome, perm_run.bounds, expected, tol, "keys permuted",
                                "original key moved there", judged))
-      return Verdict::fail(*m + " (the element is indexed in the permuted call)");
+      return Verdict::fail(*m + " (the element is indexed in the permuted call)")
+          .on({{"keys in order", "", p},
+               {"keys permuted", "that call with its keys (k, v rows, mask and bias columns) permuted", moved}});
     if (judged == 0) return Verdict::not_applicable("no gradient element of the call is judged");
     return Verdict::pass();
   };

@@ -98,7 +98,13 @@ Law law_grad_linear_in_dout() {
     int64_t judged = 0;
     const std::string names = "a backward(dout1) + b backward(dout2)";
     if (auto m = grad_mismatch(p3, o3, b3, combined, tol, "backward(a dout1 + b dout2)", names.c_str(), judged))
-      return Verdict::fail(*m + " (a = " + num(a) + ", b = " + num(b) + ")");
+      // The case is saved: its dout split again gives these calls (not one of them, split again).
+      return Verdict::fail(*m + " (a = " + num(a) + ", b = " + num(b) + ")")
+          .on({{"dout1", "the case with dout kept on about half its elements (drawn from the case), 0 elsewhere", p1,
+                false},
+               {"dout2", "the case with dout kept on the other elements, 0 elsewhere", p2, false},
+               {"a dout1 + b dout2", "the case with dout multiplied by a on dout1's elements, b on dout2's", p3,
+                false}});
     if (judged == 0) return Verdict::not_applicable("no gradient element is judged");
     return Verdict::pass();
   };

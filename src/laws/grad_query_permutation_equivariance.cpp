@@ -77,7 +77,9 @@ Law law_grad_query_permutation_equivariance() {
     int64_t judged = 0;
     if (auto m = grad_mismatch(moved, perm_run.outcome, perm_run.bounds, expected, tol, "rows permuted",
                                "original row moved there", judged))
-      return Verdict::fail(*m + " (the element is indexed in the permuted call)");
+      return Verdict::fail(*m + " (the element is indexed in the permuted call)")
+          .on({{"original", "", p},
+               {"rows permuted", "that call with its query rows (q, dout, mask and bias rows) permuted", moved}});
     if (judged == 0) return Verdict::not_applicable("no gradient element of the call is judged");
     return Verdict::pass();
   };

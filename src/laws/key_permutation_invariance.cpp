@@ -28,7 +28,8 @@ Law law_key_permutation_invariance() {
     if (auto bad = run_for(impl, p, out)) return *bad;
     if (auto bad = run_for(impl, moved, out_moved)) return *bad;
     if (auto m = mismatch(p, out, oracle(p).bound, out_moved, oracle(moved).bound, "keys in order", "keys permuted"))
-      return Verdict::fail(*m);
+      return Verdict::fail(*m).on({{"keys in order", "", p},
+                                   {"keys permuted", "that call with its keys (k, v rows, mask columns) permuted", moved}});
     return Verdict::pass();
   };
   return law;

@@ -63,7 +63,9 @@ Law law_lengths_equal_slices() {
       const Outcome one = impl.run(*alone);
       if (auto bad = unusable(one)) return *bad;
       const OracleResult one_o = oracle(*alone);
-      if (auto m = slice_mismatch(p, whole, whole_o, b, *alone, one, one_o)) return Verdict::fail(*m);
+      if (auto m = slice_mismatch(p, whole, whole_o, b, *alone, one, one_o))
+        return Verdict::fail(*m).on(
+            {{"batched", "", p}, {"alone", "sequence " + std::to_string(b) + " of the case alone (batch 1)", *alone}});
       judged = true;
     }
     const double huge = info(p.dtype).max_finite / 4;
@@ -73,7 +75,8 @@ Law law_lengths_equal_slices() {
       if (auto bad = unusable(again)) return *bad;
       const std::string name = std::isnan(fill) ? "padding = NaN" : "padding = " + num(round_to(p.dtype, fill));
       if (auto m = mismatch(p, whole.out, whole_o.bound, again.out, whole_o.bound, "padding as drawn", name.c_str()))
-        return Verdict::fail(*m);
+        return Verdict::fail(*m).on({{"padding as drawn", "", p},
+                                     {name, "the case with every padding element of q, k and v set to that", refilled}});
     }
     if (!judged) return Verdict::not_applicable("every sequence is empty");
     return Verdict::pass();

@@ -76,7 +76,9 @@ Law law_logit_shift_invariance() {
       ++judged;
       const std::string label = "shifted by " + num(p.scale * x);
       if (auto m = mismatch(p, out, o.bound, out_shifted, os.bound, "unshifted", label.c_str()))
-        return Verdict::fail("logits " + label + " (Q column " + num(x) + ", K column 1): " + *m);
+        return Verdict::fail("logits " + label + " (Q column " + num(x) + ", K column 1): " + *m)
+            .on({{"unshifted", "", p},
+                 {label, "that call with one more column: " + num(x) + " in every q row, 1 in every k row", shifted}});
     }
     if (judged == 0) return Verdict::not_applicable("the shift column is not representable in " + std::string(dtype_name(p.dtype)));
     return Verdict::pass();

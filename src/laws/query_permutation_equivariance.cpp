@@ -39,7 +39,8 @@ Law law_query_permutation_equivariance() {
         }
     if (auto m = mismatch(moved, out_moved, oracle(moved).bound, expected, expected_tol, "rows permuted",
                           "original row moved there"))
-      return Verdict::fail(*m + " (the element is indexed in the permuted call)");
+      return Verdict::fail(*m + " (the element is indexed in the permuted call)")
+          .on({{"original", "", p}, {"rows permuted", "that call with its query rows (q, mask rows) permuted", moved}});
     return Verdict::pass();
   };
   return law;

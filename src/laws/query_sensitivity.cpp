@@ -83,7 +83,9 @@ Law law_query_sensitivity() {
       << (std::isnan(h_impl) ? std::string("unreadable") : pair_text(h_impl, h_exact).a) << " nats vs exact "
       << (std::isnan(h_impl) ? num(h_exact) : pair_text(h_impl, h_exact).b) << " (uniform over " << s.kv_len << " keys: "
       << num(std::log(static_cast<double>(s.kv_len))) << ")";
-    return Verdict::fail(m.str());
+    std::ostringstream step;
+    step << "the case with each query row moved by " << kQueryStep << "*|q| in a direction drawn from the case";
+    return Verdict::fail(m.str()).on({{"q", "", p}, {"q stepped", step.str(), query_stepped(p)}});
   };
   return law;
 }

@@ -65,7 +65,8 @@ Law law_scale_invariance() {
       // (GCC 12 warns falsely, -Wrestrict, on "(" + std::string: bug 105329.)
       const std::string label = std::string("(").append(num(a)).append(" Q, K / ").append(num(a)).append(")");
       if (auto m = mismatch(p, out, o.bound, out_moved, oracle(*moved).bound, "(Q, K)", label.c_str()))
-        return Verdict::fail(*m);
+        return Verdict::fail(*m).on(
+            {{"(Q, K)", "", p}, {label, "the case with q multiplied by " + num(a) + " and k divided by it", *moved}});
     }
 
     const double s = p.effective_scale();
@@ -88,7 +89,9 @@ Law law_scale_invariance() {
         tol[k] = std::isinf(tol[k]) || std::isinf(of.bound[k]) ? INFINITY : tol[k] + std::abs(o.exact[k] - of.exact[k]);
       const std::string label = "scale 1 on (" + num(s) + " Q, K)";
       const std::string given = std::isnan(p.scale) ? "default scale on (Q, K)" : "scale " + num(s) + " on (Q, K)";
-      if (auto m = mismatch(p, out, tol, out_folded, of.bound, given.c_str(), label.c_str())) return Verdict::fail(*m);
+      if (auto m = mismatch(p, out, tol, out_folded, of.bound, given.c_str(), label.c_str()))
+        return Verdict::fail(*m).on({{given, "", p},
+                                     {label, "the case with its scale folded into q (rounded), scale 1", folded}});
     }
     if (judged == 0) return Verdict::not_applicable("no power-of-two rescaling of Q and K and no s Q is representable");
     return Verdict::pass();

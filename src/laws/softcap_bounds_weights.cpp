@@ -96,7 +96,7 @@ Law law_softcap_bounds_weights() {
     std::ostringstream m;
     m << tally.violations << " weight(s) below the soft-cap's floor; worst " << output_element(p, k) << ": weight "
       << t.a << " where the row's largest times exp(-2 * " << num(p.softcap) << ") is at least " << t.b;
-    return Verdict::fail(m.str());
+    return Verdict::fail(m.str()).on({{"V = identity", "", p}});
   };
   return law;
 }

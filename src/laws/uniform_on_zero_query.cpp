@@ -26,7 +26,9 @@ Law law_uniform_on_zero_query() {
     // its bound is what the dtype allows for averaging them.
     CheckedRun run;
     if (auto bad = run_with_oracle(impl, p, run)) return *bad;
-    return oracle_verdict(p, run, "with q = 0, ", "are not the mean of the visible values", "mean");
+    Verdict v = oracle_verdict(p, run, "with q = 0, ", "are not the mean of the visible values", "mean");
+    if (!v.failed()) return v;
+    return std::move(v).on({{"q = 0", "the case with every element of q set to 0", p}});
   };
   return law;
 }

@@ -80,7 +80,9 @@ Law law_value_linearity() {
           tol[at] = o1.bound[at] + o2.bound[at] + moved + own;
         }
     if (auto m = mismatch(p1, out12, o12.bound, sum, tol, "att(Q, K, V1 + V2)", "att(Q, K, V1) + att(Q, K, V2)"))
-      return Verdict::fail(*m);
+      return Verdict::fail(*m).on({{"V1", "", p1},
+                                   {"V2", "the case with v replaced by companion values drawn from it", p2},
+                                   {"V1 + V2", "the case with v + V2 (rounded to the dtype)", p12}});
     return Verdict::pass();
   };
   return law;

@@ -61,7 +61,7 @@ Law law_value_scaling() {
       }
       const std::string got = "att(Q, K, " + num(a) + " V)", want = num(a) + " att(Q, K, V)";
       if (auto m = mismatch(p, out_scaled, os.bound, expected, expected_tol, got.c_str(), want.c_str()))
-        return Verdict::fail(*m);
+        return Verdict::fail(*m).on({{"V", "", p}, {num(a) + " V", "the case with v multiplied by " + num(a), *scaled}});
     }
     return Verdict::pass();
   };

@@ -46,6 +46,7 @@ class Writer {
       text(c.role);
       text(c.derivation);
       problem(c.problem);
+      pod(c.replays);
     }
   }
   std::string take() { return std::move(bytes_); }
@@ -103,7 +104,7 @@ class Reader {
     cs.assign(n, LawCall{});
     for (LawCall& c : cs) {
       std::optional<Problem> p;
-      if (!text(c.role) || !text(c.derivation) || !problem(p) || !p) return false;
+      if (!text(c.role) || !text(c.derivation) || !problem(p) || !p || !pod(c.replays)) return false;
       c.problem = std::move(*p);
     }
     return true;

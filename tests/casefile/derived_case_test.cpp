@@ -8,6 +8,7 @@
 
 #include "casefile/case_file.h"
 #include "driver/law_run.h"
+#include "impls/builtins.h"
 #include "impls/in_process.h"
 #include "law_framework/law.h"
 #include "law_framework/law_calls.h"
@@ -140,6 +141,28 @@ TEST(DerivedCase, ComparisonLawsNameBothCalls) {
     EXPECT_TRUE(f.saved.derivation.empty());
     expect_replay_fails_alike(f, *impl);
   }
+}
+
+// Every zoo member's pinned laws: the saved call, replayed under its law,
+// fails with the message the run printed; where the failure was seen on calls
+// the law built, none of them the case, the saved call is the first of them
+// (a derived call), else the case itself.
+TEST(DerivedCase, EveryPinnedFailureReplaysFromItsSavedCall) {
+  int derived = 0;
+  for (const BuiltinInfo& b : builtins()) {
+    for (std::string_view law : b.pinned_laws) {
+      SCOPED_TRACE(std::string(law) + " on " + std::string(b.name));
+      auto impl = make_builtin(b.name);
+      const Found f = found(std::string(law), *impl);
+      if (!f.report.counterexample) continue;
+      const LawCall* saved = call_to_save(*f.report.counterexample, f.report.failing_calls);
+      EXPECT_EQ(f.saved.problem, saved ? saved->problem : *f.report.counterexample);
+      EXPECT_EQ(f.saved.derivation.empty(), saved == nullptr) << f.saved.derivation;
+      derived += saved != nullptr;
+      expect_replay_fails_alike(f, *impl);
+    }
+  }
+  EXPECT_GE(derived, 5);  // masked_keys_ignored, the weight laws, ... (a count, so the loop cannot pass empty)
 }
 
 TEST(DerivedCase, ChangesAreNamedByField) {
