@@ -81,6 +81,11 @@ class NotingImplementation final : public Implementation {
   FeatureBits features() const override { return inner_.features(); }
   Outcome run(const Problem& p) override {
     Outcome o = inner_.run(p);
+    // The call a process fault ended: a law's own derived call (V = identity,
+    // hidden keys) may crash where its case does not; the fault's case is that call.
+    if (!faulted_call && o.status != CallStatus::ok && o.status != CallStatus::unsupported &&
+        o.status != CallStatus::error)
+      faulted_call = p;
     const FeatureBits used = p.features();
     if (o.status != CallStatus::unsupported) {
       answered |= used;
@@ -108,6 +113,8 @@ class NotingImplementation final : public Implementation {
   // causal rule by a v1 implementation; a refused call with an undeclared
   // feature or of a shape the run never draws; a call the checker did not make.
   bool refused_v1_feature = false, cannot_apply = false, not_called = false;
+  // Since the last reset: the first call that ended in a process fault.
+  std::optional<Problem> faulted_call;
 
  private:
   Implementation& inner_;
@@ -214,6 +221,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     }
     if (out_of_fault_budget()) RC_DISCARD("stopped after repeated process faults");
     noting.refused_v1_feature = noting.cannot_apply = noting.not_called = false;
+    noting.faulted_call.reset();
     const Verdict v = law.check(noting, p);
     switch (v.status) {
       case VerdictStatus::pass:
@@ -231,7 +239,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
         if (!failing && p.is_backward()) ++unjudged.backward_faults;
         if (v.call_status == CallStatus::timeout) ++timeouts;
         if (!report.fault_case) {
-          report.fault_case = p;
+          report.fault_case = noting.faulted_call ? *noting.faulted_call : p;
           report.fault_message = v.message;
           report.fault_status = v.call_status;
         }

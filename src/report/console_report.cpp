@@ -189,7 +189,7 @@ void print_one_failure(const ImplementationResult& i, const LawResult& l, std::o
     if (l.found_while.empty())
       out << "  shrunk case (" << l.run.shrink_steps << " shrink steps):\n";
     else
-      out << "  case (as generated; a fault is not shrunk):\n";
+      out << "  case (the call that faulted, as the law made it; a fault is not shrunk):\n";
     out << indent(printable(l.run.counterexample->describe(), Newlines::keep), "    ");
   }
   print_failing_calls(l.run, out);

@@ -31,7 +31,13 @@ std::string failure_body(const LawResult& l) {
   if (l.run.counterexample && l.found_while.empty())
     b << "shrunk case (" << l.run.shrink_steps << " shrink steps):\n" << l.run.counterexample->describe() << "\n";
   else if (l.run.counterexample)
-    b << "case (as generated; a fault is not shrunk):\n" << l.run.counterexample->describe() << "\n";
+    b << "case (the call that faulted, as the law made it; a fault is not shrunk):\n" << l.run.counterexample->describe() << "\n";
+  // The calls the law built from the case and failed on (law.h, Verdict::calls), as the console prints them.
+  for (std::size_t k = 0; k < l.run.failing_calls.size(); ++k) {
+    const LawCall& c = l.run.failing_calls[k];
+    b << (k == 0 ? "failing call (" : "compared with (") << c.role << "): " << c.derivation << "\n";
+    if (!(l.run.counterexample && c.problem == *l.run.counterexample)) b << c.problem.describe() << "\n";
+  }
   return b.str();
 }
 

@@ -165,6 +165,40 @@ TEST(DerivedCase, EveryPinnedFailureReplaysFromItsSavedCall) {
   EXPECT_GE(derived, 5);  // masked_keys_ignored, the weight laws, ... (a count, so the loop cannot pass empty)
 }
 
+// An implementation that crashes on value_dim above 1: cases drawn with
+// value_dim = head_dim = 1 run, the weight laws' V = identity call crashes.
+class CrashesOnWideValues final : public Implementation {
+ public:
+  std::string name() const override { return "crashes_on_wide_values"; }
+  std::string source() const override { return "builtin:reference"; }
+  Outcome run(const Problem& p) override {
+    if (p.shape.value_dim > 1) {
+      Outcome o;
+      o.status = CallStatus::crash;
+      o.message = "killed by SIGSEGV";
+      return o;
+    }
+    return inner_->run(p);
+  }
+
+ private:
+  std::unique_ptr<Implementation> inner_ = make_builtin("reference");
+};
+
+// A process fault's case is the call that faulted, so no_crash replayed on it crashes again.
+TEST(DerivedCase, AFaultsCaseIsTheCallThatFaulted) {
+  CrashesOnWideValues impl;
+  RunOptions o;
+  o.seed = 1;
+  o.gen.head_dims = {1};
+  o.gen.same_dims = true;
+  const LawReport r = run_law(*find_law("weights_sum_to_one"), impl, o);
+  ASSERT_TRUE(r.fault_case) << r.message;
+  EXPECT_EQ(r.fault_status, CallStatus::crash);
+  EXPECT_EQ(r.fault_case->shape.value_dim, r.fault_case->shape.kv_len);
+  EXPECT_EQ(check_case(*find_law("no_crash"), impl, *r.fault_case).status, VerdictStatus::fail);
+}
+
 TEST(DerivedCase, ChangesAreNamedByField) {
   Problem a;
   a.shape = Shape{1, 1, 2, 3, 1, 1};

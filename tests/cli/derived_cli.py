@@ -2,8 +2,8 @@
 that failed, and how it was derived, not the drawn case ("mask=none").
 
 For zoo members failing masked_keys_ignored (a call with keys hidden by an added mask) and the
-weight laws (V = identity): the console prints "failing call (ROLE): DERIVATION" and that call,
-the JSON report lists the law's failing_calls, the saved case file holds the derived call with
+weight laws (V = identity): the console and the JUnit failure print "failing call (ROLE):
+DERIVATION" and that call, the JSON report lists the law's failing_calls, the saved case file holds the derived call with
 history.derivation, and replaying it fails the same law with the same message; a weight law's
 V = identity call saved under matches_oracle (a law that judges that single call) fails too.
 
@@ -51,9 +51,11 @@ for member, law, derived, jobs, alone in [
     cases = os.path.join(work, f"{member}-{law}")
     report = os.path.join(work, f"{member}-{law}.json")
     r = run("check", "--impl", member, "--law", law, "--seed", "1", "--jobs", jobs, "--save-failures", cases,
-            "--json", report)
+            "--json", report, "--junit", report + ".xml")
     expect(r.returncode == 1, f"{where}: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
     expect("  failing call (" in r.stdout, f"{where}: the console names no failing call\n{r.stdout}")
+    junit = open(report + ".xml").read()
+    expect("failing call (" in junit, f"{where}: the JUnit failure names no failing call\n{junit}")
 
     laws = json.load(open(report))["implementations"][0]["laws"]
     failing = [l for l in laws if l["law"] == law][0]
