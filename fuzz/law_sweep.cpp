@@ -104,7 +104,7 @@ void judge(Implementation& impl, const Problem& p, const std::vector<const Law*>
     // law on a windowed call would read the window as a fault).
     if (p.features() & ~law->features) continue;
     const Verdict v = law->check(impl, p);
-    if (v.status == VerdictStatus::fail) report_finding(p, law->name, impl, v.message);
+    if (v.status == VerdictStatus::fail) report_finding(p, law->name, impl, v.message, v.calls);
     // A crash, hang or bad write provoked by this law's calls: the case is
     // saved under the law that provoked it, whose replay repeats those calls.
     if (v.status == VerdictStatus::fault) report_finding(p, law->name, impl, "process fault: " + v.message);

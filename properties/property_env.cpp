@@ -10,6 +10,7 @@
 
 #include "casefile/case_file.h"
 #include "driver/law_run.h"  // kDefaultMinJudged: the CLI's --min-judged
+#include "run/failure_case.h"
 #include "driver/seed_env.h"
 
 namespace attncheck::testing {
@@ -65,8 +66,8 @@ std::string save_counterexample(const LawReport& report, const Implementation& i
   if (!report.counterexample) return "";
   const char* env = std::getenv("ATTNCHECK_REGRESSION_DIR");
   const std::string dir = env && *env ? env : ATTNCHECK_DEFAULT_REGRESSION_DIR;
-  const CaseRecord c = failure_record(*report.counterexample, report.law, impl.name(), impl.source(), "rapidcheck",
-                                      options.seed, report.message, report.diagnosis);
+  // The call that failed (a law's derived call, with its derivation), as check --save-failures saves it.
+  const CaseRecord c = law_failure_record(report, impl.name(), impl.source(), "rapidcheck", options.seed);
   try {
     const std::string path = save_case(c, dir);
     return "\nsaved the failing case to " + path + "\nadopt it as a regression case with:  cp '" + path + "' " +
