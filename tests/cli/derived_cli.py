@@ -19,8 +19,11 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from expect import expect  # noqa: E402
+from json_schema import validate  # noqa: E402
 
 attncheck, work = sys.argv[1], sys.argv[2]
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema", "report.schema.json")) as f:
+    schema = json.load(f)
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 
@@ -57,6 +60,8 @@ for member, law, derived, jobs, alone in [
     junit = open(report + ".xml").read()
     expect("failing call (" in junit, f"{where}: the JUnit failure names no failing call\n{junit}")
 
+    errors = validate(json.load(open(report)), schema)
+    expect(not errors, f"{where}: the JSON report does not validate:\n" + "\n".join(errors[:20]))
     laws = json.load(open(report))["implementations"][0]["laws"]
     failing = [l for l in laws if l["law"] == law][0]
     calls = failing.get("failing_calls", [])
