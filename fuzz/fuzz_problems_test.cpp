@@ -16,8 +16,13 @@
 #include <set>
 #include <vector>
 
+#include <stdlib.h>
+
 #include "casefile/case_file.h"
+#include "driver/law_run.h"
 #include "fuzz_problems.h"
+#include "impls/in_process.h"
+#include "law_sweep.h"
 #include "gen/generators.h"
 #include "problem/transforms.h"
 #include "seed_corpus.h"
@@ -215,6 +220,32 @@ TEST(SeedCorpus, CommittedCorporaAreTheWritersAndCoverEverything) {
   std::ifstream dict(std::string(ATTNCHECK_FUZZ_DIR) + "/dicts/problem.dict");
   const std::string text{std::istreambuf_iterator<char>(dict), {}};
   EXPECT_EQ(text, problem_dictionary()) << "fuzz/dicts/problem.dict: rerun attncheck_fuzz_seed_corpus";
+}
+
+// A finding of a law that failed on a call it built (masked_keys_ignored's
+// masked call) saves that call with its derivation, as check --save-failures does.
+TEST(FuzzFinding, SavesTheDerivedCallThatFailed) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "attncheck_fuzz_finding_XXXXXX").string();
+  std::string made = dir;
+  ASSERT_TRUE(::mkdtemp(made.data()));
+  auto impl = make_builtin("causal_off_by_one");
+  const Law& law = *find_law("masked_keys_ignored");
+  RunOptions o;
+  o.seed = 1;
+  const LawReport r = run_law(law, *impl, o);
+  ASSERT_TRUE(r.counterexample) << r.message;
+  ASSERT_FALSE(r.counterexample->has_mask());
+  ::setenv("ATTNCHECK_REGRESSION_DIR", made.c_str(), 1);
+  EXPECT_DEATH(judge(*impl, *r.counterexample, {&law}), "failing call \\(before\\)");
+  ::unsetenv("ATTNCHECK_REGRESSION_DIR");
+  std::vector<std::filesystem::path> saved;
+  for (const auto& e : std::filesystem::directory_iterator(made))
+    if (e.path().extension() == ".json") saved.push_back(e.path());
+  ASSERT_EQ(saved.size(), 1u);
+  const CaseRecord rec = load_case(saved[0].string());
+  EXPECT_TRUE(rec.problem.has_mask());
+  EXPECT_NE(rec.derivation.find("the call that failed (before)"), std::string::npos) << rec.derivation;
+  std::filesystem::remove_all(made);
 }
 
 }  // namespace
