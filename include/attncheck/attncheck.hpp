@@ -74,6 +74,11 @@ struct LawOutcome {
   std::string message;       // the failure of the shrunk case, or why the law was skipped
   std::string diagnosis;     // "behaves like: ..." when a fault model matches; else empty
   std::string failing_case;  // the shrunk case, described (shape, flags, elements); empty when none
+  // The calls the law built from the shrunk case and failed on, when it is not
+  // the case alone (hidden keys, V = identity, the other side of a comparison):
+  // "failing call (ROLE): DERIVATION" and the call described, then "compared
+  // with (ROLE): ..."; empty when the case itself is the failing call.
+  std::string failing_calls;
   int shrink_steps = 0;
   std::string case_file;     // where the shrunk case was saved (Options::save_failures_dir); else empty
   std::string found_while;   // process laws: the law whose case provoked the crash or bad write

@@ -88,6 +88,7 @@ class LawTest : public ::testing::Test {
             << "  message:   " << l.message << "\n"
             << (l.diagnosis.empty() ? "" : "  diagnosis: " + l.diagnosis + "\n")
             << "  shrunk case (" << l.shrink_steps << " shrink steps):\n    " << l.failing_case << "\n"
+            << (l.failing_calls.empty() ? "" : "  " + l.failing_calls)
             << (l.case_file.empty() ? ""
                                     : "  saved to " + l.case_file + "\n  replay it on a plugin or built-in build of " +
                                           "this kernel: attncheck replay " + shell_word(l.case_file) +

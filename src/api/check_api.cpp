@@ -114,6 +114,18 @@ std::string console_text(const Report& report, const Options& o, ImplementationR
   return text.str();
 }
 
+// "failing call (ROLE): DERIVATION\n<the call>" for each call the law built
+// (a call that is the shrunk case itself is named, not described again).
+std::string failing_calls_text(const LawResult& l) {
+  std::string text;
+  for (std::size_t k = 0; k < l.run.failing_calls.size(); ++k) {
+    const LawCall& c = l.run.failing_calls[k];
+    text += std::string(k == 0 ? "failing call (" : "compared with (") + c.role + "): " + c.derivation + "\n";
+    if (!(l.run.counterexample && c.problem == *l.run.counterexample)) text += c.problem.describe();
+  }
+  return text;
+}
+
 LawOutcome public_outcome(const LawResult& l) {
   return LawOutcome{
       .law = l.run.law,
@@ -123,6 +135,7 @@ LawOutcome public_outcome(const LawResult& l) {
       .message = l.run.message,
       .diagnosis = l.run.diagnosis,
       .failing_case = l.failed() && l.run.counterexample ? l.run.counterexample->describe() : std::string(),
+      .failing_calls = l.failed() ? failing_calls_text(l) : std::string(),
       .shrink_steps = l.run.shrink_steps,
       .case_file = l.case_file,
       .found_while = l.found_while,

@@ -64,6 +64,28 @@ TEST(CheckApi, FunctorWithStateIsCalledAndPasses) {
   EXPECT_NE(r.text().find("weights_sum_to_one"), std::string::npos);
 }
 
+// A law that fails on a call it built (masked_keys_ignored's masked call): the
+// outcome names that call and how it was built, and the saved case is that call.
+TEST(CheckApi, AFailureOnADerivedCallNamesItAndSavesIt) {
+  const auto off_by_one = [](const attncheck_call* c, char* err, size_t n) {
+    return find_builtin("causal_off_by_one")->forward(c, err, n);
+  };
+  attncheck::Options o = few({"masked_keys_ignored"});
+  const std::string dir = (std::filesystem::temp_directory_path() / "attncheck_api_derived").string();
+  std::filesystem::remove_all(dir);
+  o.save_failures_dir = dir;
+  const attncheck::Report r = attncheck::check(off_by_one, o);
+  const attncheck::LawOutcome* l = r.law("masked_keys_ignored");
+  ASSERT_NE(l, nullptr);
+  ASSERT_EQ(l->status, attncheck::Status::fail) << r.text();
+  EXPECT_EQ(l->failing_calls.rfind("failing call (before): the case with a mask added", 0), 0u) << l->failing_calls;
+  EXPECT_NE(l->failing_calls.find("compared with (with huge hidden keys)"), std::string::npos) << l->failing_calls;
+  EXPECT_NE(r.text().find("failing call (before)"), std::string::npos) << r.text();
+  ASSERT_FALSE(l->case_file.empty());
+  EXPECT_TRUE(attncheck::load_case(l->case_file).problem.has_mask());
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CheckApi, UnscaledLambdaFailsQuerySensitivityWithDiagnosisAndShrunkCase) {
   const auto unscaled = [](const attncheck_call* c, char* err, size_t n) {
     return find_builtin("seed_unscaled")->forward(c, err, n);
