@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "cli/cli_validation.h"
+#include "cli/interrupt_watch.h"
 #include "cli/progress_line.h"
 #include "cli/python_targets.h"
 #include "cli/terminal_mode.h"
@@ -473,13 +475,20 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
   auto started = [&](std::size_t k) {
     if (!console.progress_shown) console.chatter << checking(k) << std::flush;
   };
-  const bool on_items_serial = a.jobs <= 1 || work_item_count(targets, laws) <= 1;
+  ProgressLine& line = console.progress;
+  // Without workers the one thread is in the law: a ticker thread keeps the clock going.
+  std::optional<ProgressTicker> ticker;
   CheckProgress on_items;
-  on_items.started = [&](std::size_t k, const Law& law) { console.progress.working_on(targets[k].name, law.name); };
-  on_items.finished = [&](std::size_t k, const LawResult& l) {
-    if (!on_items_serial) console.progress.working_on(targets[k].name, l.run.law + " done");
-    console.progress.finished_one(l.run.judged);
+  on_items.begins = [&](int workers) {
+    if (workers == 1 && line.enabled()) ticker.emplace(line);
   };
+  on_items.started = [&](int slot, std::size_t k, const Law& law) { line.working_on(slot, targets[k].name, law.name); };
+  on_items.advanced = [&](int slot, long long judged) { line.advanced(slot, judged); };
+  on_items.finished = [&](int slot, std::size_t, const LawResult& l) { line.finished(slot, l.run.judged); };
+  on_items.tick = [&] { line.tick(); };
+  on_items.interrupted = [] { return InterruptWatch::requested(); };
+  RunSettings with_progress = settings;
+  with_progress.judged_so_far = [&](int judged) { line.advanced(0, judged); };
   auto done = [&](std::size_t k, std::vector<LawResult> results, double seconds) {
     ImplementationResult r =
         finish_implementation(targets[k], report_laws(a, p, targets, k, std::move(results), shard), settings, errors);
@@ -496,8 +505,12 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
                     << std::flush;
     report.implementations.push_back(std::move(r));
   };
-  run_checks(targets, laws, settings, a.jobs, budget, started, done, errors, on_items);
+  const std::size_t finished = run_checks(targets, laws, with_progress, a.jobs, budget, started, done, errors, on_items);
+  ticker.reset();
   console.progress.clear();
+  if (InterruptWatch::requested())
+    report.interrupted = "interrupted after " + std::to_string(finished) + " of " +
+                         std::to_string(work_item_count(targets, laws)) + " work items";
 }
 
 // A shard judges its part only: a failure here (of a law nobody expected to
@@ -519,6 +532,7 @@ std::string shard_verdict(const RunReport& report) {
 }
 
 int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+  const auto run_start = std::chrono::steady_clock::now();
   std::optional<CheckPlan> plan = plan_check(a, err);
   if (!plan || !prepare_outputs(a, err)) return 2;
   const CheckPlan& p = *plan;
@@ -556,12 +570,16 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   std::vector<std::string> errors;
   ProgressLine progress(err, p.mode.progress, work_item_count(targets, run_laws(p, shard ? &*shard : nullptr)));
   out.flush();
+  const InterruptWatch watch;
   run_targets(a, p, targets, settings, budget, report, errors, RunConsole{chatter, progress, p.mode.progress},
               shard ? &*shard : nullptr);
-  chatter << "\n";
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  chatter << "checked in " << static_cast<int>(report.wall_seconds * 10) / 10.0 << " s (wall time)\n\n";
+  if (!report.interrupted.empty()) out << report.interrupted << "; the results so far:\n";
   if (budget.spent()) out << budget.describe() << "\n";
   if (shard) report.shard = std::move(shard->record);
-  return report_run(report, a.reports, p.mode.colour, "check", errors, chatter, out, err);
+  const int status = report_run(report, a.reports, p.mode.colour, "check", errors, chatter, out, err);
+  return report.interrupted.empty() ? status : kExitInterrupted;
 }
 
 }  // namespace

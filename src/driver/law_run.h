@@ -45,6 +45,9 @@ struct RunOptions {
   // stops the law there, and the reason is why it judged what it judged
   // (check --budget: "not run: the --budget of 30 s was spent"). Unset: never.
   std::function<std::string()> stop_reason;
+  // Told the law's count of judged cases as each case is judged (a progress
+  // line shows the cases of a law still running). Unset: nobody asks.
+  std::function<void(int judged)> judged_so_far;
   GenOptions gen;           // before the law tailors it
   // The ABI v2 features problems may use (--features); each law draws within
   // these, the implementation's declared ones and its own (Law::features).

@@ -195,6 +195,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   // What a judged case adds to the report's coverage.
   auto note_judged = [&](const Problem& p) {
     ++judged;
+    if (options.judged_so_far) options.judged_so_far(judged);
     if (p.is_backward()) ++unjudged.backward_judged;
     report.largest = largest_extents(report.largest, p.shape);
     report.features |= p.features();

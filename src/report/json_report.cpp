@@ -59,6 +59,9 @@ nlohmann::ordered_json report_to_json(const RunReport& report) {
   root["seed"] = report.seed;
   root["mode"] = report.default_run ? "default" : report.replay ? "replay" : "check";
   if (!report.timestamp.empty()) root["timestamp"] = report.timestamp;
+  // Extensions: the run's wall time (the implementations' and laws' seconds are their own), an interruption.
+  if (report.wall_seconds >= 0) root["wall_seconds"] = report.wall_seconds;
+  if (!report.interrupted.empty()) root["interrupted"] = report.interrupted;
   root["profile"] = report.profile;
   // What was drawn and judged: dtypes and the largest extents over every implementation.
   {

@@ -267,6 +267,8 @@ RunReport report_from_json(const json& j, const std::string& name) {
   r.default_run = mode == "default";
   r.replay = mode == "replay";
   r.timestamp = f.text_or("timestamp", "");
+  if (f.has("wall_seconds")) r.wall_seconds = f.number("wall_seconds");
+  r.interrupted = f.text_or("interrupted", "");
   r.profile = f.text("profile");
   f.get("shapes");  // derived from the laws' judged cases, which the JSON does not hold one by one
   if (r.default_run) f.boolean("expectations_held");

@@ -245,7 +245,8 @@ std::string report_to_junit(const RunReport& report) {
   }
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<testsuites name=\"" << (report.replay ? "attncheck replay" : "attncheck") << "\" tests=\"" << all_tests
-    << "\" failures=\"" << all_failures << "\" errors=\"" << all_errors << "\" time=\"" << seconds_text(all_seconds) << "\">\n"
+    << "\" failures=\"" << all_failures << "\" errors=\"" << all_errors << "\" time=\""
+    << seconds_text(report.wall_seconds >= 0 ? report.wall_seconds : all_seconds) << "\">\n"
     << suites.str() << "</testsuites>\n";
   return x.str();
 }

@@ -93,7 +93,9 @@ std::string report_to_markdown(const RunReport& report) {
   // A replay draws nothing: its cases are the files, so no seed or profile.
   if (!report.replay) md << "seed " << report.seed << ", profile " << markdown_cell(report.profile) << ", ";
   if (!report.timestamp.empty()) md << report.timestamp << " UTC";
+  if (report.wall_seconds >= 0) md << ", " << static_cast<long long>(report.wall_seconds * 10) / 10.0 << " s (wall time)";
   md << "\n\n";
+  if (!report.interrupted.empty()) md << "**" << report.interrupted << "**: the laws not finished are marked not run\n\n";
 
   std::vector<std::string> rows;
   for (const ImplementationResult& i : report.implementations)

@@ -72,7 +72,9 @@ struct ImplementationResult {
   std::vector<std::string> notes;  // e.g. "f16 dropped: the probe call answered ATTNCHECK_UNSUPPORTED (...)"
   std::vector<LawResult> laws;     // in all_laws() order
   Expectation expectation = Expectation::none;
-  double seconds = 0;  // the time its laws took, diagnosis included (a sum: under --jobs they may overlap)
+  // Wall time from its first law's start to its last law's end, diagnosis
+  // included (under --jobs its laws overlap: less than their seconds' sum).
+  double seconds = 0;
   // An insufficient law fails the implementation (--allow-insufficient: it does not).
   bool insufficient_fails = true;
   // What the probe learned about the shapes it accepts ("head_dim in {128}; q_len 1 only"); empty: anything.
@@ -97,6 +99,12 @@ struct RunReport {
   bool replay = false;       // `attncheck replay`: one LawResult per case file replayed
   std::string timestamp;     // when the run started, ISO 8601 UTC ("2026-01-31T12:00:00"); JUnit's timestamp
   std::vector<ImplementationResult> implementations;
+  // The run's wall time in seconds (check: from its start to its results;
+  // merge: the longest shard's); negative: not known (a report read back without it).
+  double wall_seconds = -1;
+  // Not empty when the run was interrupted (Ctrl-C): "interrupted after 12 of
+  // 40 work items"; the laws not finished are insufficient, "not run: ...".
+  std::string interrupted;
   // `check --shard`: this report is one shard's part, and what a merge needs (shard_record.h).
   std::optional<ShardRecord> shard;
 

@@ -138,6 +138,7 @@ LawResult check_law(Implementation& impl, const Law& law, const Target& target, 
   RunOptions o = law_options(settings, target);
   o.seed = law_seed(settings.options.seed, law.name);
   o.stop_reason = settings.stop_reason;
+  o.judged_so_far = settings.judged_so_far;
   LawResult l;
   l.run.law = law.name;
   l.run.cases = 0;

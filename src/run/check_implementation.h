@@ -41,6 +41,8 @@ struct RunSettings {
   // is insufficient with that reason (check --budget: "not run: the --budget
   // of 30 s was spent"), never skipped.
   std::function<std::string()> stop_reason;
+  // Passed to every law (RunOptions::judged_so_far): the progress line's live count.
+  std::function<void(int judged)> judged_so_far;
 };
 
 // The options one law runs with on `target`: the run's, drawn within the

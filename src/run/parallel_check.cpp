@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "run/law_result_wire.h"
@@ -134,13 +135,15 @@ std::size_t work_item_count(const std::vector<Target>& targets, const std::vecto
 
 int default_jobs() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
-void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& laws, const RunSettings& settings,
-                int jobs, RunBudget& budget,
-                const std::function<void(std::size_t)>& started,
-                const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
-                std::vector<std::string>& errors, const CheckProgress& progress) {
+std::size_t run_checks(std::vector<Target>& targets, const std::vector<const Law*>& laws, const RunSettings& settings,
+                       int jobs, RunBudget& budget,
+                       const std::function<void(std::size_t)>& started,
+                       const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,
+                       std::vector<std::string>& errors, const CheckProgress& progress) {
+  using Clock = std::chrono::steady_clock;
   const std::vector<Item> items = work_items(targets, laws);
   const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, jobs)), items.size());
+  if (progress.begins) progress.begins(static_cast<int>(std::max<std::size_t>(1, workers)));
 
   std::vector<std::vector<LawResult>> results;
   std::vector<std::size_t> left;
@@ -148,21 +151,38 @@ void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& law
     results.emplace_back(laws.size() + t.extra_laws.size());
     left.push_back(laws.size() + t.extra_laws.size());
   }
+  // Each target's wall time: from its first item's start to its last item's end.
+  std::vector<std::optional<Clock::time_point>> first_start(targets.size());
   std::vector<double> seconds(targets.size(), 0);
-  std::size_t next_to_report = 0;
+  auto note_start = [&](std::size_t k) {
+    if (!first_start[k]) first_start[k] = Clock::now();
+  };
+  std::size_t next_to_report = 0, finished = 0;
+  bool stopped = false;
   // Whether started(k) was called already: with one worker, before the first
   // law of a target that is alone in its group (nothing else comes between
   // its "checking ..." and its result); otherwise just before done(k).
   std::vector<bool> announced(targets.size(), false);
   // Target k's results go out once they and all before them are in: the
   // console lists the implementations in the same order whatever N.
-  auto take = [&](std::size_t i, ItemAnswer a) {
+  auto take = [&](std::size_t i, int slot, ItemAnswer a) {
     const Item& item = items[i];
+    if (stopped) {
+      // Finished after the stop (or cut short by it): not run, whatever it found.
+      a = ItemAnswer{};
+      a.law.run.law = item.law->name;
+      a.law.run.status = LawStatus::insufficient;
+      a.law.run.cases = 0;
+      a.law.run.message = kNotRunInterrupted;
+    } else {
+      ++finished;
+      if (progress.finished) progress.finished(slot, item.target, a.law);
+    }
     if (!a.error.empty()) errors.push_back(a.error);
     if (a.budget_spent) budget.over();  // the same deadline: the parent records it as spent too
-    if (progress.finished) progress.finished(item.target, a.law);
     results[item.target][item.law_index] = std::move(a.law);
-    seconds[item.target] += a.seconds;
+    note_start(item.target);
+    seconds[item.target] = std::chrono::duration<double>(Clock::now() - *first_start[item.target]).count();
     --left[item.target];
     while (next_to_report < targets.size() && left[next_to_report] == 0) {
       if (!announced[next_to_report]) started(next_to_report);
@@ -170,33 +190,65 @@ void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& law
       ++next_to_report;
     }
   };
+  auto stop_now = [&] { return progress.interrupted && progress.interrupted(); };
+  // After a stop: every item without an answer is not run.
+  std::vector<bool> answered(items.size(), false);
+  auto finish_stopped = [&] {
+    stopped = true;
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (!answered[i]) take(i, 0, ItemAnswer{});
+  };
 
   Instances instances(targets);
   if (workers <= 1) {
     for (std::size_t i = 0; i < items.size(); ++i) {
+      if (stop_now()) break;
       const std::size_t k = items[i].target;
       if (items[i].alone && !announced[k]) {
         started(k);
         announced[k] = true;
       }
-      if (progress.started) progress.started(items[i].target, *items[i].law);
-      take(i, run_item(items[i], targets, settings, instances, budget));
+      note_start(k);
+      if (progress.started) progress.started(0, items[i].target, *items[i].law);
+      ItemAnswer a = run_item(items[i], targets, settings, instances, budget);
+      if (stop_now()) break;  // cut short by the stop: not run
+      answered[i] = true;
+      take(i, 0, std::move(a));
     }
-    return;
+    if (stop_now()) finish_stopped();
+    return finished;
   }
   // Every worker opens its own instances; none may inherit the probes' plugin hosts.
   for (Target& t : targets) t.loaded.reset();
-  run_in_worker_processes(
+  RunSettings in_worker = settings;
+  in_worker.judged_so_far = [](int judged) { report_worker_progress(static_cast<uint64_t>(judged)); };
+  WorkerEvents events;
+  std::vector<int> slot_of(items.size(), 0);
+  events.handed = [&](std::size_t i, int slot) {
+    slot_of[i] = slot;
+    note_start(items[i].target);
+    if (progress.started) progress.started(slot, items[i].target, *items[i].law);
+  };
+  events.progress = [&](std::size_t, int slot, uint64_t judged) {
+    if (progress.advanced) progress.advanced(slot, static_cast<long long>(judged));
+  };
+  events.tick = progress.tick;
+  events.stop = stop_now;
+  const bool complete = run_in_worker_processes(
       items.size(), static_cast<int>(workers),
-      [&](std::size_t i) { return encode(run_item(items[i], targets, settings, instances, budget)); },
+      [&](std::size_t i) { return encode(run_item(items[i], targets, in_worker, instances, budget)); },
       [&] { instances.close_all(); },
       [&](std::size_t i, std::string bytes) {
         ItemAnswer a;
         if (!decode(bytes, a))
           throw std::runtime_error("--jobs: a worker's answer for work item " + std::to_string(i) +
                                    " could not be read; this is a bug of attncheck's, please report it");
-        take(i, std::move(a));
-      });
+        answered[i] = true;
+        take(i, slot_of[i], std::move(a));
+      },
+      events);
+  if (!complete) finish_stopped();
+  return finished;
 }
 
 }  // namespace attncheck

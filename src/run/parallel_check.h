@@ -38,13 +38,27 @@
 
 namespace attncheck {
 
-// What a progress line (cli/progress_line.h) learns while the run goes: both optional.
+// What a progress line (cli/progress_line.h) learns while the run goes, and
+// whether the run is to stop (Ctrl-C); all optional. A slot is a worker
+// (0 to workers - 1; 0 without workers): what it runs now.
 struct CheckProgress {
-  // With one worker only: before item (target, law) runs.
-  std::function<void(std::size_t target, const Law& law)> started;
+  // Once, before any item: how many workers (1: every item runs here, in this thread).
+  std::function<void(int workers)> begins;
+  // Before item (target, law) runs on `slot`.
+  std::function<void(int slot, std::size_t target, const Law& law)> started;
+  // The cases the item on `slot` has judged so far (at most five times a second under workers).
+  std::function<void(int slot, long long judged)> advanced;
   // As each item's answer arrives (in the order they finish).
-  std::function<void(std::size_t target, const LawResult& result)> finished;
+  std::function<void(int slot, std::size_t target, const LawResult& result)> finished;
+  // With workers: at least every kTickMilliseconds (worker_processes.h) while the run waits on them.
+  std::function<void()> tick;
+  // Asked after each item (and at each tick with workers): true stops the run
+  // there; every item not finished by then is reported insufficient with
+  // kNotRunInterrupted, never as a pass.
+  std::function<bool()> interrupted;
 };
+
+inline constexpr const char* kNotRunInterrupted = "not run: the run was interrupted";
 
 // The most workers --jobs may ask for: far above any core count, low enough
 // that a typo cannot start thousands of processes.
@@ -66,8 +80,11 @@ std::size_t work_item_count(const std::vector<Target>& targets, const std::vecto
 // before its first law instead, so a slow check shows what it is on.
 // `errors` receives a line for each item that could not run (no instance
 // could be opened); its law is then reported insufficient with that reason.
+// A target's seconds are the wall time from its first item's start to its
+// last item's end (under --jobs its laws overlap: their sum would exceed it).
+// Returns how many items finished before progress.interrupted said stop (all of them when it did not).
 // Throws std::runtime_error when a worker process dies (worker_processes.h).
-void run_checks(std::vector<Target>& targets, const std::vector<const Law*>& laws, const RunSettings& settings,
+std::size_t run_checks(std::vector<Target>& targets, const std::vector<const Law*>& laws, const RunSettings& settings,
                 int jobs, RunBudget& budget,
                 const std::function<void(std::size_t)>& started,
                 const std::function<void(std::size_t, std::vector<LawResult>, double)>& done,

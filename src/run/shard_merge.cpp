@@ -160,6 +160,8 @@ RunReport merge_shards(const std::vector<ShardFile>& files) {
   for (const ShardFile& f : files)
     if (!f.report.timestamp.empty() && (r.timestamp.empty() || f.report.timestamp < r.timestamp))
       r.timestamp = f.report.timestamp;
+  // The shards ran side by side: the run took as long as its longest shard.
+  for (const ShardFile& f : files) r.wall_seconds = std::max(r.wall_seconds, f.report.wall_seconds);
   for (std::size_t k = 0; k < first.shard->plan.size(); ++k) r.implementations.push_back(merged_implementation(files, k));
   return r;
 }

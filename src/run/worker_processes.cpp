@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +24,15 @@ namespace {
 
 // Exit status of a worker whose work threw: reported by the parent as such.
 constexpr int kExitWorkThrew = 3;
+
+// What a worker sends: a header {kind, item, value}; an answer's value is its
+// size, and its bytes follow.
+enum : uint64_t { kAnswer = 0, kProgress = 1 };
+
+// This process's end of the socket when it is a worker, else -1; and the item it works on.
+int g_worker_sock = -1;
+uint64_t g_worker_item = 0;
+std::chrono::steady_clock::time_point g_last_progress{};
 
 bool send_all(int fd, const void* data, std::size_t n) {
   const char* p = static_cast<const char*>(data);
@@ -53,16 +63,21 @@ bool receive_all(int fd, void* data, std::size_t n) {
 [[noreturn]] void serve(int sock, const std::function<std::string(std::size_t)>& work,
                         const std::function<void()>& worker_exit) {
   ScopedComputeThreads one(1);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  g_worker_sock = sock;
   for (;;) {
     uint64_t item = 0;
     if (!receive_all(sock, &item, sizeof item)) break;
+    g_worker_item = item;
+    g_last_progress = std::chrono::steady_clock::now();
     std::string answer;
     try {
       answer = work(static_cast<std::size_t>(item));
     } catch (...) {
       _exit(kExitWorkThrew);
     }
-    const uint64_t header[2] = {item, answer.size()};
+    const uint64_t header[3] = {kAnswer, item, answer.size()};
     if (!send_all(sock, header, sizeof header) || !send_all(sock, answer.data(), answer.size())) break;
   }
   if (worker_exit) worker_exit();
@@ -105,10 +120,20 @@ std::string how_it_ended(Worker& w) {
 
 }  // namespace
 
-void run_in_worker_processes(std::size_t items, int workers, const std::function<std::string(std::size_t)>& work,
+void report_worker_progress(uint64_t count) {
+  if (g_worker_sock < 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - g_last_progress < std::chrono::milliseconds(200)) return;
+  g_last_progress = now;
+  const uint64_t header[3] = {kProgress, g_worker_item, count};
+  send_all(g_worker_sock, header, sizeof header);  // a lost note is no loss: the answer follows
+}
+
+bool run_in_worker_processes(std::size_t items, int workers, const std::function<std::string(std::size_t)>& work,
                              const std::function<void()>& worker_exit,
-                             const std::function<void(std::size_t, std::string)>& done) {
-  if (items == 0) return;
+                             const std::function<void(std::size_t, std::string)>& done,
+                             const WorkerEvents& events) {
+  if (items == 0) return true;
   if (workers < 1) workers = 1;
   const pid_t parent = getpid();
   std::fflush(nullptr);
@@ -148,7 +173,9 @@ void run_in_worker_processes(std::size_t items, int workers, const std::function
       throw std::runtime_error("--jobs: a worker process ended before its work began: " + how_it_ended(w));
     w.busy = true;
     w.item = next++;
+    if (events.handed) events.handed(w.item, static_cast<int>(&w - pool.all.data()));
   };
+  const bool ticks = events.tick || events.stop;
   for (Worker& w : pool.all) hand_out(w);
 
   while (finished < items) {
@@ -159,20 +186,30 @@ void run_in_worker_processes(std::size_t items, int workers, const std::function
         fds.push_back({w.sock, POLLIN, 0});
         who.push_back(&w);
       }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    const int polled = poll(fds.data(), fds.size(), ticks ? kTickMilliseconds : -1);
+    if (events.stop && events.stop()) return false;  // ~Workers ends them all
+    if (events.tick) events.tick();
+    if (polled < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("--jobs: waiting for the workers failed: ") + std::strerror(errno));
     }
     for (std::size_t k = 0; k < fds.size(); ++k) {
       if (!fds[k].revents) continue;
       Worker& w = *who[k];
-      uint64_t header[2] = {0, 0};
+      uint64_t header[3] = {0, 0, 0};
       std::string answer;
-      bool ok = receive_all(w.sock, header, sizeof header) && header[0] == w.item;
-      if (ok) {
-        answer.resize(header[1]);
-        ok = receive_all(w.sock, answer.data(), answer.size());
+      bool ok = receive_all(w.sock, header, sizeof header) && header[1] == w.item;
+      if (ok && header[0] == kProgress) {
+        if (events.progress) events.progress(w.item, static_cast<int>(&w - pool.all.data()), header[2]);
+        continue;
       }
+      if (ok) {
+        ok = header[0] == kAnswer;
+        answer.resize(ok ? header[2] : 0);
+        ok = ok && receive_all(w.sock, answer.data(), answer.size());
+      }
+      // A worker that died because the run is being stopped is no bug.
+      if (!ok && events.stop && events.stop()) return false;
       if (!ok)
         throw std::runtime_error("--jobs: a worker process ended while it checked (work item " +
                                  std::to_string(w.item) + "): " + how_it_ended(w) +
@@ -193,6 +230,7 @@ void run_in_worker_processes(std::size_t items, int workers, const std::function
     }
     w.pid = -1;
   }
+  return true;
 }
 
 }  // namespace attncheck

@@ -23,13 +23,37 @@
 //       [&](std::size_t i) { return encode(work(items[i])); },  // in a worker
 //       [&] { instances.clear(); },                             // a worker's last act
 //       [&](std::size_t i, std::string bytes) { results[i] = decode(bytes); });  // in the parent
+//
+// Progress and interruption (a progress line, Ctrl-C): a worker may tell the
+// parent how far its item has come (report_worker_progress, sent at most five
+// times a second: a message of 24 bytes), and the parent, while it waits,
+// wakes at least every kTickMilliseconds to call `tick` and ask `stop`; a
+// stop ends every worker (SIGKILL; their plugin hosts follow) and returns.
+// Workers ignore SIGINT and SIGTERM: a Ctrl-C reaches the terminal's whole
+// process group, and it is the parent that decides what happens then.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 
 namespace attncheck {
+
+inline constexpr int kTickMilliseconds = 250;
+
+// What the parent learns, and is asked, while the workers run; all optional.
+struct WorkerEvents {
+  std::function<void(std::size_t item, int worker)> handed;     // item given to worker (0 to workers - 1)
+  std::function<void(std::size_t item, int worker, uint64_t count)> progress;  // report_worker_progress's count
+  std::function<void()> tick;   // at least every kTickMilliseconds while waiting
+  std::function<bool()> stop;   // asked at every wake: true ends the workers and the run
+};
+
+// In a worker, during work(i): tells the parent `count` (e.g. the cases its
+// item has judged so far); sent only when 200 ms have passed since the last.
+// Does nothing outside a worker.
+void report_worker_progress(uint64_t count);
 
 // Runs work(i) for every i in [0, items) on `workers` (>= 1) forked processes
 // and calls done(i, its bytes) in the parent as each answer arrives (in the
@@ -39,8 +63,10 @@ namespace attncheck {
 // std::runtime_error when a worker cannot be started or ends before answering
 // (it crashed: a bug of attncheck's, never of a plugin's, which runs in its own
 // process); every worker is ended and reaped before it returns or throws.
-void run_in_worker_processes(std::size_t items, int workers, const std::function<std::string(std::size_t)>& work,
+// Returns false when events.stop ended it before every item was done.
+bool run_in_worker_processes(std::size_t items, int workers, const std::function<std::string(std::size_t)>& work,
                              const std::function<void()>& worker_exit,
-                             const std::function<void(std::size_t, std::string)>& done);
+                             const std::function<void(std::size_t, std::string)>& done,
+                             const WorkerEvents& events = {});
 
 }  // namespace attncheck

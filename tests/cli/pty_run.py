@@ -29,3 +29,36 @@ def run_on_pty(path, argv, env, idle_seconds=60):
     _, status = os.waitpid(pid, 0)
     os.close(fd)
     return os.waitstatus_to_exitcode(status), b"".join(chunks).decode(errors="replace")
+
+
+def run_on_pty_timed(path, argv, env, columns=200, idle_seconds=120, on_output=None):
+    """As run_on_pty, on a terminal `columns` wide, recording when each piece
+    of output came: returns (exit code, [(seconds since the start, text)]).
+    `on_output(pieces, write)` is called after each read; write(bytes) types on
+    the terminal (b"\\x03" is Ctrl-C: SIGINT to its foreground process group)."""
+    import fcntl
+    import struct
+    import termios
+    import time
+    pid, fd = pty.fork()
+    if pid == 0:
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+        os.execve(path, argv, env)
+    start = time.monotonic()
+    pieces = []
+    while True:
+        r, _, _ = select.select([fd], [], [], idle_seconds)
+        if not r:
+            break
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        pieces.append((time.monotonic() - start, data.decode(errors="replace")))
+        if on_output:
+            on_output(pieces, lambda b: os.write(fd, b))
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), pieces

@@ -139,7 +139,7 @@ TEST(ProgressLine, SaysWhereItIsAndWhatIsLeft) {
   ProgressLine p(err, true, 4);
   p.working_on("naive", "matches_oracle");
   const std::string before = p.text();
-  EXPECT_NE(before.find("[0/4] naive: matches_oracle  0 cases judged"), std::string::npos) << before;
+  EXPECT_NE(before.find("[0/4] naive: matches_oracle (0 s)  0 cases judged"), std::string::npos) << before;
   EXPECT_EQ(before.find("left"), std::string::npos) << before;  // nothing to estimate from yet
   p.finished_one(100);
   EXPECT_NE(p.text().find("[1/4]"), std::string::npos);
@@ -152,6 +152,38 @@ TEST(ProgressLine, SaysWhereItIsAndWhatIsLeft) {
   off.working_on("a", "b");
   off.finished_one(1);
   EXPECT_EQ(none.str(), "");
+}
+
+// Issue #34: the line names what runs now on every worker (slot), counts the
+// cases of laws still running, and a tick redraws only a line that shows.
+TEST(ProgressLine, NamesWhatRunsAndCountsCasesOfRunningLaws) {
+  std::ostringstream err;
+  ProgressLine p(err, true, 3);
+  p.working_on(0, "naive", "matches_oracle");
+  p.working_on(1, "naive", "deterministic");
+  p.advanced(0, 30);
+  p.advanced(1, 12);
+  std::string t = p.text();
+  EXPECT_NE(t.find("[0/3] naive: matches_oracle (0 s), naive: deterministic (0 s)  42 cases judged"), std::string::npos)
+      << t;
+  p.finished(0, 100);
+  p.working_on(0, "naive", "scale_invariance");
+  t = p.text();
+  EXPECT_EQ(t.find("matches_oracle"), std::string::npos) << t;  // finished: no longer named
+  EXPECT_NE(t.find("[1/3] naive: scale_invariance (0 s), naive: deterministic (0 s)  112 cases judged"),  // by worker
+            std::string::npos) << t;
+  // Too narrow for both: a count and the oldest.
+  t = p.text(60);
+  EXPECT_NE(t.find("[1/3] 2 running, the oldest naive: deterministic (0 s)  112 cases judged"), std::string::npos) << t;
+  p.clear();
+  const std::size_t cleared = err.str().size();
+  p.tick();  // hidden for printing: the clock does not draw it back
+  EXPECT_EQ(err.str().size(), cleared);
+  p.advanced(1, 13);  // the next event does
+  EXPECT_GT(err.str().size(), cleared);
+  const std::size_t shown = err.str().size();
+  p.tick();  // a line that shows is redrawn, whatever the rate limit
+  EXPECT_GT(err.str().size(), shown);
 }
 
 TEST(MarkdownCell, EscapesWhatWouldBreakATable) {

@@ -19,9 +19,10 @@ Scenarios:
                that is no shard's (exit 2, named)
 
 What the comparison leaves out, and why (each is the run's, not its verdict's):
-  JSON "seconds" (a law's and an implementation's wall time) and "timestamp"
-  (when the run started: the merge keeps the earliest shard's); JUnit's time=
-  and timestamp= attributes (the same); the Markdown header's timestamp; on
+  JSON "seconds" (a law's and an implementation's wall time), "wall_seconds"
+  (the run's: the merge keeps the longest shard's) and "timestamp" (when the
+  run started: the merge keeps the earliest shard's); JUnit's time= and
+  timestamp= attributes (the same); the Markdown header's timestamp and wall time; on
   the console, what check prints while it runs (seed, rerun command, the
   "checking ... (N s)" lines: before the first empty line) and the report
   files' paths in "wrote ... report to PATH".
@@ -62,7 +63,7 @@ def report_flags(stem):
 
 def without_run_fields(value):
     if isinstance(value, dict):
-        return {k: without_run_fields(v) for k, v in value.items() if k not in ("seconds", "timestamp")}
+        return {k: without_run_fields(v) for k, v in value.items() if k not in ("seconds", "wall_seconds", "timestamp")}
     if isinstance(value, list):
         return [without_run_fields(v) for v in value]
     return value
@@ -73,7 +74,8 @@ def comparable(stem, stdout):
     j = without_run_fields(json.load(open(stem + ".json")))
     j.pop("shard", None)
     xml = re.sub(r' (time|timestamp)="[^"]*"', "", open(stem + ".xml").read())
-    md = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d UTC", "TIME UTC", open(stem + ".md").read())
+    md = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d UTC(, [\d.]+ s \(wall time\))?", "TIME UTC",
+                open(stem + ".md").read())
     console = stdout[stdout.index("\n\n") + 2:]
     console = re.sub(r"(wrote \S+ report to ).*", r"\1PATH", console)
     return {"json": j, "junit": xml, "markdown": md, "console": console}

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Issue #34, the terminal: what `attncheck check` shows while it runs, the
+run's time in its reports, and Ctrl-C. The work is a test plugin that spends
+$ATTNCHECK_TEST_BURN_MS of CPU in every batched call (isolation_plugin's burn),
+so each law takes a few seconds.
+
+  progress-jobs    --jobs 2 on a terminal: the progress line changes at least
+                   every 1.5 s, names the laws running (the third law once the
+                   first is done), never a finished one ("... done");
+  progress-serial  --jobs 1: the same clock while one law runs for seconds;
+  wall-time        --jobs 2 with two laws side by side: the JSON's wall_seconds,
+                   JUnit's testsuites and testsuite time, Markdown's and the
+                   console's "s (wall time)" are no more than the measured wall
+                   time (they were the laws' sum);
+  interrupt-jobs   Ctrl-C on the terminal once a law is done: the results so
+                   far, the laws not finished "not run", exit 130, the reports
+                   marked interrupted, no process of the run left;
+  interrupt-serial SIGINT to the attncheck process alone (--jobs 1); then a
+                   second run given two Ctrl-Cs exits at once, 130, nothing left.
+
+Run by CTest with Debian's /usr/bin/python3.
+Usage: terminal_run_cli.py ATTNCHECK SCENARIO TEST_PLUGIN_DIR WORKDIR
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from expect import expect  # noqa: E402
+from pty_run import run_on_pty_timed  # noqa: E402
+
+attncheck, scenario, plugin_dir, work = sys.argv[1:5]
+work = os.path.join(work, scenario)
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+plugin = os.path.join(plugin_dir, "isolation_plugin.so")
+# Burn in batched calls only: the probes (batch 1, one head) stay fast.
+env = dict(os.environ, ATTNCHECK_TEST_ISOLATION="burn", ATTNCHECK_TEST_BURN_MS="40",
+           ATTNCHECK_TEST_BURN_BATCHED_ONLY="1", TERM="xterm")
+env.pop("CI", None)
+env.pop("NO_COLOR", None)
+LAWS = ["matches_oracle", "deterministic", "scale_invariance"]
+FRAME = re.compile(r"^\[\s*(\d+)/(\d+)\] (.*)$")
+
+
+def check_args(laws, cases, jobs, *extra):
+    args = [attncheck, "check", "--plugin", plugin, "--cases", str(cases), "--jobs", str(jobs), "--seed", "7"]
+    for law in laws:
+        args += ["--law", law]
+    return args + list(extra)
+
+
+def frames(pieces):
+    """(time, done, text) of every progress line drawn."""
+    out = []
+    for t, text in pieces:
+        for part in text.split("\r\x1b[K"):
+            m = FRAME.match(part.split("\r")[0].split("\n")[0])
+            if m:
+                out.append((t, int(m.group(1)), m.group(3)))
+    return out
+
+
+def expect_live_clock(fs, what):
+    expect(len(fs) >= 3, f"{what}: too few progress lines: {fs!r}")
+    gaps = [b[0] - a[0] for a, b in zip(fs, fs[1:])]
+    expect(max(gaps) <= 1.5, f"{what}: the line stood still for {max(gaps):.1f} s: {fs!r}")
+    expect(fs[-1][0] - fs[0][0] >= 2, f"{what}: the run was too short to judge its clock: {fs!r}")
+
+
+def run_processes(marker):
+    """The pids of processes whose command line holds `marker`."""
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().decode(errors="replace")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmd and state != "Z":
+            pids.append(int(pid))
+    return pids
+
+
+def expect_none_left(marker):
+    deadline = time.monotonic() + 5
+    while run_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    expect(not run_processes(marker), f"processes left after the run: {run_processes(marker)}")
+
+
+if scenario == "progress-jobs":
+    rc, pieces = run_on_pty_timed(attncheck, check_args(LAWS, 20, 2), env)
+    expect(rc == 0, f"exit {rc}: {''.join(t for _, t in pieces)[-2000:]}")
+    fs = frames(pieces)
+    expect_live_clock(fs, "--jobs 2")
+    expect(not any(" done" in text for _, _, text in fs), f"a finished law named: {fs!r}")
+    expect(any(d == 0 and "matches_oracle (" in text and "deterministic (" in text for _, d, text in fs),
+           f"the two laws running at first are not both named: {fs!r}")
+    expect(any(d >= 1 and "scale_invariance (" in text for _, d, text in fs),
+           f"the law started after the first finished is never named: {fs!r}")
+    expect(any(d == 0 and re.search(r"  [1-9]\d* cases judged", text) for _, d, text in fs),
+           f"no case counted before a law finished: {fs!r}")
+    print("progress-jobs: live clock, running laws named, cases counted as they are judged")
+
+elif scenario == "progress-serial":
+    rc, pieces = run_on_pty_timed(attncheck, check_args(["matches_oracle"], 40, 1), env)
+    expect(rc == 0, f"exit {rc}: {''.join(t for _, t in pieces)[-2000:]}")
+    fs = [f for f in frames(pieces) if f[1] == 0]
+    expect_live_clock(fs, "--jobs 1")
+    expect(all("matches_oracle (" in text for _, _, text in fs), f"the running law not named: {fs!r}")
+    print("progress-serial: the clock moves while one law runs")
+
+elif scenario == "wall-time":
+    stem = os.path.join(work, "run")
+    start = time.monotonic()
+    p = subprocess.run(check_args(LAWS[:2], 20, 2, "--json", stem + ".json", "--junit", stem + ".xml",
+                                  "--markdown", stem + ".md"), capture_output=True, text=True, env=env, timeout=600)
+    wall = time.monotonic() - start
+    expect(p.returncode == 0, p.stdout + p.stderr)
+    report = json.load(open(stem + ".json"))
+    law_sum = sum(l["seconds"] for l in report["implementations"][0]["laws"])
+    expect(law_sum > wall * 1.2, f"the laws did not run side by side ({law_sum:.1f} s of laws in {wall:.1f} s)")
+    margin = 0.5
+    expect("wall_seconds" in report and 0 < report["wall_seconds"] <= wall + margin,
+           f"JSON wall_seconds {report.get('wall_seconds')} vs measured {wall:.2f} s")
+    expect(report["implementations"][0]["seconds"] <= wall + margin,
+           f"JSON implementation seconds {report['implementations'][0]['seconds']} vs {wall:.2f} s")
+    root = ET.parse(stem + ".xml").getroot()
+    expect(float(root.get("time")) <= wall + margin, f"JUnit testsuites time {root.get('time')} vs {wall:.2f} s")
+    for suite in root.iter("testsuite"):
+        expect(float(suite.get("time")) <= wall + margin, f"JUnit testsuite time {suite.get('time')} vs {wall:.2f} s")
+    md = re.search(r"([\d.]+) s \(wall time\)", open(stem + ".md").read())
+    expect(md and float(md.group(1)) <= wall + margin, f"Markdown's wall time: {md and md.group(0)} vs {wall:.2f} s")
+    shown = re.search(r"checked in ([\d.]+) s \(wall time\)", p.stdout)
+    expect(shown and float(shown.group(1)) <= wall + margin, f"console: {p.stdout}")
+    head = re.search(r"\.\.\. pass \(([\d.]+) s\)", p.stdout)
+    expect(head and float(head.group(1)) <= wall + margin, f"console's implementation line: {p.stdout}")
+    print(f"wall-time: reported {report['wall_seconds']:.1f} s for a {wall:.1f} s run ({law_sum:.1f} s of laws)")
+
+elif scenario == "interrupt-jobs":
+    stem = os.path.join(work, "cut")  # in every process's command line: how the leftovers are found
+    sent = []
+
+    def ctrl_c_after_first(pieces, write):
+        if not sent and any(d >= 1 for _, d, _ in frames(pieces)):
+            write(b"\x03")
+            sent.append(True)
+
+    rc, pieces = run_on_pty_timed(attncheck, check_args(LAWS, 20, 2, "--json", stem + ".json",
+                                                        "--markdown", stem + ".md"), env,
+                                  on_output=ctrl_c_after_first)
+    out = "".join(t for _, t in pieces)
+    expect(sent, f"no law finished: {out[-2000:]}")
+    expect(rc == 130, f"exit {rc}, not 130: {out[-2000:]}")
+    m = re.search(r"interrupted after (\d) of 3 work items; the results so far:", out)
+    expect(m and int(m.group(1)) >= 1, out[-2000:])
+    expect("matches_oracle" in out.split("the results so far:")[1], f"no table: {out[-2000:]}")
+    report = json.load(open(stem + ".json"))
+    expect(report.get("interrupted", "").startswith("interrupted after"), f"JSON not marked: {report.keys()}")
+    laws = report["implementations"][0]["laws"]
+    not_run = [l for l in laws if l.get("message") == "not run: the run was interrupted"]
+    expect(len(not_run) == 3 - int(m.group(1)), f"not run: {not_run!r} of {laws!r}")
+    expect(all(l["status"] == "insufficient" for l in not_run), f"{not_run!r}")
+    expect(report["implementations"][0]["verdict"] == "fail", "an interrupted run passed")
+    expect("**interrupted after" in open(stem + ".md").read(), "Markdown not marked")
+    expect_none_left(stem)
+    print(f"interrupt-jobs: {m.group(0)}, exit 130, nothing left")
+
+elif scenario == "interrupt-serial":
+    stem = os.path.join(work, "serial")
+    p = subprocess.Popen(check_args(LAWS, 40, 1, "--json", stem + ".json"), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(2)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    expect(p.returncode == 130, f"exit {p.returncode}: {out}{err}")
+    expect(re.search(r"interrupted after \d of 3 work items; the results so far:", out), out + err)
+    report = json.load(open(stem + ".json"))
+    expect(any(l.get("message") == "not run: the run was interrupted" and l["status"] == "insufficient"
+               for l in report["implementations"][0]["laws"]), json.dumps(report)[:2000])
+    expect_none_left(stem)
+
+    # Twice: out at once.
+    stem2 = os.path.join(work, "twice")
+    state = {"at": None}
+
+    def ctrl_c_twice(pieces, write):
+        if state["at"] is None and frames(pieces):
+            write(b"\x03")
+            time.sleep(0.05)
+            write(b"\x03")
+            state["at"] = time.monotonic()
+
+    rc, pieces = run_on_pty_timed(attncheck, check_args(LAWS, 200, 1, "--json", stem2 + ".json"), env,
+                                  on_output=ctrl_c_twice)
+    took = time.monotonic() - state["at"]
+    out = "".join(t for _, t in pieces)
+    expect(rc == 130, f"exit {rc}: {out[-1500:]}")
+    expect(took < 3, f"a second Ctrl-C took {took:.1f} s to end the run")
+    expect("interrupted again" in out, out[-1500:])
+    expect_none_left(stem2)
+    print("interrupt-serial: results so far, exit 130; a second Ctrl-C ends it at once; nothing left")
+
+else:
+    sys.exit(f"unknown scenario {scenario}")
