@@ -9,6 +9,7 @@ import importlib.util
 import os
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
@@ -150,6 +151,41 @@ def _takes_torch(fn, target):
     warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
     _torch = torch
     return True
+
+
+# The warnings the function raised, as "Category: message" -> the number of calls
+# that raised it; kept out of the checker's terminal and written for the report to
+# $ATTNCHECK_PYTHON_WARNINGS_DIR/warnings.<pid> (one "calls<TAB>text" line each),
+# rewritten after each call that warned: the host may be ended at any moment.
+_warned = {}
+_IGNORED = "The given NumPy array is not writable"  # torch.from_numpy of the read-only inputs: the contract
+
+
+def call(fn, args, kwargs):
+    """fn(*args, **kwargs) with its warnings recorded instead of printed."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message=_IGNORED)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if caught:
+                _note_warnings(caught)
+
+
+def _note_warnings(caught):
+    for text in {f"{w.category.__name__}: {w.message}".replace("\n", " ")[:300] for w in caught}:
+        _warned[text] = _warned.get(text, 0) + 1
+    folder = os.environ.get("ATTNCHECK_PYTHON_WARNINGS_DIR")
+    if not folder:
+        return
+    path = os.path.join(folder, f"warnings.{os.getpid()}")
+    try:
+        with open(path + ".tmp", "w") as f:
+            f.writelines(f"{n}\t{t}\n" for t, n in _warned.items())
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass  # the folder is gone (the run ended): nothing to report to
 
 
 def to_torch(args, kwargs):

@@ -15,6 +15,7 @@
 #include "cli/interrupt_watch.h"
 #include "cli/progress_line.h"
 #include "cli/python_targets.h"
+#include "cli/python_warnings.h"
 #include "cli/terminal_mode.h"
 #include "impls/builtins.h"
 #include "impls/in_process.h"
@@ -255,14 +256,19 @@ bool choose_python_targets(const CheckArgs& a, const CheckPlan& p, std::vector<T
   const std::string bridge = python_bridge_path(error);
   if (bridge.empty()) return say(err, error);
   for (const std::string& target : a.pythons) {
-    const PluginOptions o = python_target_options(p.plugin_options, target);
+    // Its warnings go to the report, not the terminal (python_warnings.h).
+    auto warnings = std::make_shared<PythonWarnings>();
+    PluginOptions o = python_target_options(p.plugin_options, target);
+    o.environment.emplace_back(kPythonWarningsVariable, warnings->folder());
     std::unique_ptr<Implementation> impl = load_plugin(bridge, o, error);
     if (!impl) return say(err, "--python " + printable(target) + ": " + printable(error));
-    targets.push_back(Target{
+    Target t{
         .loaded = std::move(impl),
         .open = [bridge, o](std::string& error) { return load_plugin_again(bridge, o, error); },
         .reproduce = reproducer(a, p.seed, "--python " + shell_quote(target)),
-    });
+    };
+    t.own_notes = [warnings] { return warnings->notes(); };
+    targets.push_back(std::move(t));
   }
   return true;
 }
@@ -498,11 +504,14 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
     r.expectation = targets[k].expectation;
     r.insufficient_fails = !a.allow_insufficient;
     add_probe_findings(r, targets[k]);
+    const std::vector<std::string> own = targets[k].own_notes ? targets[k].own_notes() : std::vector<std::string>{};
+    r.notes.insert(r.notes.end(), own.begin(), own.end());
     console.progress.clear();
     if (console.progress_shown) console.chatter << checking(k);
     console.chatter << " " << (r.failed() ? "fail" : "pass") << " (" << static_cast<int>(r.seconds * 10) / 10.0
-                    << " s)\n"
-                    << std::flush;
+                    << " s)\n";
+    for (const std::string& note : own) console.chatter << "  " << note << "\n";
+    console.chatter << std::flush;
     report.implementations.push_back(std::move(r));
   };
   const std::size_t finished = run_checks(targets, laws, with_progress, a.jobs, budget, started, done, errors, on_items);

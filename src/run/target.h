@@ -76,6 +76,9 @@ struct Target {
   // What its probes learned (probe_target, plan.h); unset: not probed, its
   // cases are drawn from the run's options as they are.
   std::optional<TargetProbes> probes;
+  // Notes its own processes left for the report, read once its laws are done
+  // (a Python function's warnings: cli/python_warnings.h); unset: none.
+  std::function<std::vector<std::string>()> own_notes;
 };
 
 }  // namespace attncheck

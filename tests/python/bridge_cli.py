@@ -69,6 +69,23 @@ elif scenario == "founding-layer-fails":
     expect(rc == 1 and q["status"] == "fail", "query_sensitivity fails", out)
     expect("1/sqrt(d)" in q.get("diagnosis", ""), f"the 1/sqrt(d) diagnosis, got {q.get('diagnosis')!r}", out)
     expect(laws["weights_sum_to_one"]["status"] == "pass", "its weights still sum to one", out)
+elif scenario == "function-warnings":
+    # Issue #34: a NumPy warning from the function is counted and reported with it, not printed.
+    rc, laws, out = run(fixture("warns.py:attention"), "--seed", "3", "--law", "matches_oracle", "--cases", "25",
+                        "--dtype", "f32")
+    expect(rc == 0, "the warning function is still correct", out)
+    warned = [line for line in out.splitlines() if "overflow encountered" in line or "slow path" in line]
+    expect(len(warned) == 2 and all(line.startswith("  the function warned: ") for line in warned),
+           "no Python warning printed on the terminal (only the report's lines)", out)
+    report = json.load(open(os.path.join(work, f"{scenario}.json")))
+    notes = report["implementations"][0].get("notes", [])
+    exp = [n for n in notes if n.startswith("the function warned: RuntimeWarning: overflow encountered in exp (")]
+    expect(len(exp) == 1, f"one note for the overflow, got {notes!r}", out)
+    calls = int(exp[0].rsplit("(", 1)[1].split()[0])
+    expect(calls >= laws["matches_oracle"]["judged"], f"every judged call warned: {exp[0]} vs {laws['matches_oracle']}", out)
+    user = [n for n in notes if n.startswith("the function warned: UserWarning: more than one query: slow path (")]
+    expect(len(user) == 1 and int(user[0].rsplit("(", 1)[1].split()[0]) < calls, f"the UserWarning's own count: {notes!r}", out)
+    expect("  " + exp[0] in out, "the console's line under the implementation", out)
 elif scenario == "torch-findings":
     rc, laws, out = run(os.path.join(examples, "torch_sdpa.py:attention"), "--seed", "20261130",
                         "--law", "fully_masked_rows_zero", "--law", "masked_keys_ignored",
