@@ -115,7 +115,7 @@ if scenario == "progress-jobs":
     print("progress-jobs: live clock, running laws named, cases counted as they are judged")
 
 elif scenario == "progress-serial":
-    rc, pieces = run_on_pty_timed(attncheck, check_args(["matches_oracle"], 40, 1), env)
+    rc, pieces = run_on_pty_timed(attncheck, check_args(["matches_oracle"], 100, 1), env)
     expect(rc == 0, f"exit {rc}: {''.join(t for _, t in pieces)[-2000:]}")
     fs = [f for f in frames(pieces) if f[1] == 0]
     expect_live_clock(fs, "--jobs 1")
@@ -180,7 +180,7 @@ elif scenario == "interrupt-jobs":
 
 elif scenario == "interrupt-serial":
     stem = os.path.join(work, "serial")
-    p = subprocess.Popen(check_args(LAWS, 40, 1, "--json", stem + ".json"), stdout=subprocess.PIPE,
+    p = subprocess.Popen(check_args(LAWS, 100, 1, "--json", stem + ".json"), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(2)
     p.send_signal(signal.SIGINT)
