@@ -1,8 +1,10 @@
 #include "cli/progress_line.h"
 
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 
 #include "run/worker_processes.h"
@@ -15,6 +17,23 @@ std::string seconds_text(double s) {
   char b[32];
   std::snprintf(b, sizeof b, "%.0f s", s);
   return b;
+}
+
+// The line a ProgressTicker draws from its thread, if any: its lock is held
+// across fork (ProgressTicker's comment says why).
+std::atomic<ProgressLine*> g_ticked{nullptr};
+std::mutex* g_held_across_fork = nullptr;
+
+void lock_before_fork() {
+  if (ProgressLine* line = g_ticked.load()) {
+    g_held_across_fork = line->fork_mutex();
+    g_held_across_fork->lock();
+  }
+}
+
+void unlock_after_fork() {
+  if (g_held_across_fork) g_held_across_fork->unlock();
+  g_held_across_fork = nullptr;
 }
 
 }  // namespace
@@ -102,13 +121,18 @@ void ProgressLine::clear() {
 }
 
 ProgressTicker::ProgressTicker(ProgressLine& line)
-    : thread_([this, &line] {
+    : line_(line), thread_([this, &line] {
         std::unique_lock<std::mutex> lock(mutex_);
         while (!wake_.wait_for(lock, std::chrono::milliseconds(kTickMilliseconds), [this] { return stop_; }))
           line.tick();
-      }) {}
+      }) {
+  static const int registered = pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork);
+  (void)registered;
+  g_ticked = &line_;
+}
 
 ProgressTicker::~ProgressTicker() {
+  g_ticked = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;

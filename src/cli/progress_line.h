@@ -46,6 +46,7 @@ class ProgressLine {
   void working_on(const std::string& implementation, const std::string& law) { working_on(0, implementation, law); }
   void finished_one(long long judged_cases) { finished(0, judged_cases); }
   void tick();   // redraw a line that shows (its clock)
+  std::mutex* fork_mutex() { return &mutex_; }  // held across fork while a ProgressTicker runs
   void clear();  // erase the line (it is redrawn at the next event)
 
   // The text of the line (without the escapes) for `columns`, for tests.
@@ -73,7 +74,10 @@ class ProgressLine {
 // A thread that ticks a progress line every kTickMilliseconds until it is
 // destroyed: the clock of a run without workers, whose one thread is busy in
 // the law. It only redraws (under the line's lock), and it exists only while
-// such a run goes: the workers of --jobs are forked while no thread runs.
+// such a run goes: the workers of --jobs are forked while no thread runs. A
+// plugin host forked meanwhile (host_child.cpp forks without exec) cannot
+// catch it mid-draw: a pthread_atfork handler holds the line's lock across
+// every fork, so the child copies no lock held and no half-written line.
 class ProgressTicker {
  public:
   explicit ProgressTicker(ProgressLine& line);
@@ -82,6 +86,7 @@ class ProgressTicker {
   ProgressTicker& operator=(const ProgressTicker&) = delete;
 
  private:
+  ProgressLine& line_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
