@@ -495,6 +495,10 @@ void run_targets(const CheckArgs& a, const CheckPlan& p, std::vector<Target>& ta
   on_items.interrupted = [] { return InterruptWatch::requested(); };
   RunSettings with_progress = settings;
   with_progress.judged_so_far = [&](int judged) { line.advanced(0, judged); };
+  // Without workers a law stops at its next case once Ctrl-C came (with them, the workers are ended).
+  with_progress.stop_reason = [inner = settings.stop_reason] {
+    return InterruptWatch::requested() ? std::string(kNotRunInterrupted) : inner ? inner() : std::string();
+  };
   auto done = [&](std::size_t k, std::vector<LawResult> results, double seconds) {
     ImplementationResult r =
         finish_implementation(targets[k], report_laws(a, p, targets, k, std::move(results), shard), settings, errors);
@@ -562,6 +566,8 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   announce(a, p, report, out, chatter);
 
   RunBudget budget(a.budget_seconds);
+  // From here Ctrl-C stops the run with what it has (a Ctrl-C during the probes: nothing is run).
+  const InterruptWatch watch;
   if (!probe_targets(a, p, targets, chatter, err)) return 2;
   const RunSettings settings{
       .options = {.seed = report.seed, .cases = a.cases, .shrink_seconds = kShrinkSecondsPerLaw,
@@ -579,7 +585,6 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   std::vector<std::string> errors;
   ProgressLine progress(err, p.mode.progress, work_item_count(targets, run_laws(p, shard ? &*shard : nullptr)));
   out.flush();
-  const InterruptWatch watch;
   run_targets(a, p, targets, settings, budget, report, errors, RunConsole{chatter, progress, p.mode.progress},
               shard ? &*shard : nullptr);
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();

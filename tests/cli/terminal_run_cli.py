@@ -181,35 +181,49 @@ elif scenario == "interrupt-jobs":
 elif scenario == "interrupt-serial":
     stem = os.path.join(work, "serial")
     p = subprocess.Popen(check_args(LAWS, 100, 1, "--json", stem + ".json"), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(2)
+                         stderr=subprocess.PIPE, env=env)
+    # Once the first law runs (its "checking ..." line is out), and a second into it.
+    head = b""
+    while b"checking " not in head:
+        chunk = os.read(p.stdout.fileno(), 4096)
+        expect(chunk, f"ended before it checked: {head!r}")
+        head += chunk
+    time.sleep(1)
     p.send_signal(signal.SIGINT)
+    sent_at = time.monotonic()
     out, err = p.communicate(timeout=120)
+    out, err = head.decode() + out.decode(), err.decode()
+    took = time.monotonic() - sent_at
     expect(p.returncode == 130, f"exit {p.returncode}: {out}{err}")
+    # The law running stops at its next case, not after its 100.
+    expect(took < 1.5, f"the run took {took:.1f} s to stop after SIGINT")
     expect(re.search(r"interrupted after \d of 3 work items; the results so far:", out), out + err)
     report = json.load(open(stem + ".json"))
     expect(any(l.get("message") == "not run: the run was interrupted" and l["status"] == "insufficient"
                for l in report["implementations"][0]["laws"]), json.dumps(report)[:2000])
     expect_none_left(stem)
 
-    # Twice: out at once.
+    # Twice: out at once. Each batched call now burns 3 s and the signals go to attncheck
+    # alone, so the first one waits for the call in progress; the second does not.
     stem2 = os.path.join(work, "twice")
-    state = {"at": None}
-
-    def ctrl_c_twice(pieces, write):
-        if state["at"] is None and frames(pieces):
-            write(b"\x03")
-            time.sleep(0.05)
-            write(b"\x03")
-            state["at"] = time.monotonic()
-
-    rc, pieces = run_on_pty_timed(attncheck, check_args(LAWS, 200, 1, "--json", stem2 + ".json"), env,
-                                  on_output=ctrl_c_twice)
-    took = time.monotonic() - state["at"]
-    out = "".join(t for _, t in pieces)
-    expect(rc == 130, f"exit {rc}: {out[-1500:]}")
-    expect(took < 3, f"a second Ctrl-C took {took:.1f} s to end the run")
-    expect("interrupted again" in out, out[-1500:])
+    p = subprocess.Popen(check_args(LAWS, 100, 1, "--json", stem2 + ".json"), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=dict(env, ATTNCHECK_TEST_BURN_MS="3000"))
+    head = b""
+    while b"checking " not in head:
+        chunk = os.read(p.stdout.fileno(), 4096)
+        expect(chunk, f"ended before it checked: {head!r}")
+        head += chunk
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    expect(p.poll() is None, "the first SIGINT did not wait for the call in progress (the test needs it to)")
+    p.send_signal(signal.SIGINT)
+    sent_at = time.monotonic()
+    out, err = p.communicate(timeout=120)
+    took = time.monotonic() - sent_at
+    expect(p.returncode == 130, f"exit {p.returncode}: {err.decode()[-1500:]}")
+    expect(took < 1, f"a second SIGINT took {took:.1f} s to end the run")
+    expect(b"interrupted again" in err, err.decode()[-1500:])
     expect_none_left(stem2)
     print("interrupt-serial: results so far, exit 130; a second Ctrl-C ends it at once; nothing left")
 
