@@ -71,7 +71,9 @@ def frames(pieces):
 def expect_live_clock(fs, what):
     expect(len(fs) >= 3, f"{what}: too few progress lines: {fs!r}")
     gaps = [b[0] - a[0] for a, b in zip(fs, fs[1:])]
-    expect(max(gaps) <= 1.5, f"{what}: the line stood still for {max(gaps):.1f} s: {fs!r}")
+    # Redrawn every second; 3 s leaves a loaded machine room (the old line stood still for the
+    # whole law: 6.8 s with --jobs 2, one line in all without workers).
+    expect(max(gaps) <= 3.0, f"{what}: the line stood still for {max(gaps):.1f} s: {fs!r}")
     expect(fs[-1][0] - fs[0][0] >= 2, f"{what}: the run was too short to judge its clock: {fs!r}")
 
 
@@ -195,19 +197,22 @@ elif scenario == "interrupt-serial":
     out, err = head.decode() + out.decode(), err.decode()
     took = time.monotonic() - sent_at
     expect(p.returncode == 130, f"exit {p.returncode}: {out}{err}")
-    # The law running stops at its next case, not after its 100.
-    expect(took < 1.5, f"the run took {took:.1f} s to stop after SIGINT")
+    # The law running stops at its next case (40 ms of burn), not after its 100: the three
+    # laws' 300 cases burn 12 s of CPU. 6 s leaves a loaded machine room (the suite runs two
+    # tests at a time; at 1.5 s this failed once under a load average of 7).
+    expect(took < 6, f"the run took {took:.1f} s to stop after SIGINT")
     expect(re.search(r"interrupted after \d of 3 work items; the results so far:", out), out + err)
     report = json.load(open(stem + ".json"))
     expect(any(l.get("message") == "not run: the run was interrupted" and l["status"] == "insufficient"
                for l in report["implementations"][0]["laws"]), json.dumps(report)[:2000])
     expect_none_left(stem)
 
-    # Twice: out at once. Each batched call now burns 3 s and the signals go to attncheck
-    # alone, so the first one waits for the call in progress; the second does not.
+    # Twice: out at once. Each batched call now burns 10 s and the signals go to attncheck
+    # alone, so the first one waits for the call in progress; the second does not (under 4 s:
+    # the call in progress had more than 9 s of burn left).
     stem2 = os.path.join(work, "twice")
     p = subprocess.Popen(check_args(LAWS, 100, 1, "--json", stem2 + ".json"), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=dict(env, ATTNCHECK_TEST_BURN_MS="3000"))
+                         stderr=subprocess.PIPE, env=dict(env, ATTNCHECK_TEST_BURN_MS="10000"))
     head = b""
     while b"checking " not in head:
         chunk = os.read(p.stdout.fileno(), 4096)
@@ -222,7 +227,7 @@ elif scenario == "interrupt-serial":
     out, err = p.communicate(timeout=120)
     took = time.monotonic() - sent_at
     expect(p.returncode == 130, f"exit {p.returncode}: {err.decode()[-1500:]}")
-    expect(took < 1, f"a second SIGINT took {took:.1f} s to end the run")
+    expect(took < 4, f"a second SIGINT took {took:.1f} s to end the run")
     expect(b"interrupted again" in err, err.decode()[-1500:])
     expect_none_left(stem2)
     print("interrupt-serial: results so far, exit 130; a second Ctrl-C ends it at once; nothing left")
