@@ -131,12 +131,15 @@ GenOptions every_feature() {
 // they held before that from the commit before GenOptions::features existed.
 // The shrinks column moved once, on purpose, in issue #34 (values shrink by
 // blocks of zeros and integers, and to 1 of their sign and the nearest integer);
-// the draws and case hashes did not.
+// the draws and case hashes did not. The draws over every dtype (set 1 here,
+// both sets below) moved once, on purpose, when rounding to f16 and bf16
+// became correct (a double rounds once, not through float: the rare value a
+// float put on a tie now rounds to the nearer neighbour; dtype_codec.h).
 TEST(Generators, V1DrawsAreUnchanged) {
   GenOptions every = options_over_every_dtype();
   const GenOptions sets[] = {GenOptions{}, every, find_profile("default")->options()};
   const uint64_t expected[3][3] = {{0x8dc7905db6f8fb7dull, 0xc4cb99646d644c06ull, 0x23787490460beda8ull},
-                                   {0xbf36b296fc167a32ull, 0xb89b62718158d405ull, 0x5228a186e52259fbull},
+                                   {0x3134e71c74359d8eull, 0xb89b62718158d405ull, 0x624a39c2cc8d037aull},
                                    {0x7001dd6b33ed0503ull, 0x0be2efd6ed279647ull, 0xaf9cae6a67bb0d40ull}};
   for (int set = 0; set < 3; ++set) {
     const GenOptions& g = sets[set];
@@ -173,8 +176,8 @@ TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
   required.features = kEveryFeature;
   required.required = kEveryFeature & ~kV1Features;
   const GenOptions sets[] = {every, required};
-  const uint64_t expected[2][2] = {{0x53740ed712a5350cull, 0x157640d8654ef082ull},
-                                   {0xb59ecad9abc05451ull, 0x08e033aa370a3318ull}};
+  const uint64_t expected[2][2] = {{0x3aa53bfa6ec02b8full, 0x157640d8654ef082ull},
+                                   {0x29768cdcc30714a6ull, 0x08e033aa370a3318ull}};
   for (int set = 0; set < 2; ++set) {
     Fnv1a draws(Fnv1a::kSeedBasis), shrinks(Fnv1a::kSeedBasis);
     for (uint64_t seed = 0; seed < 200; ++seed) {
