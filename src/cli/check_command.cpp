@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -34,6 +35,13 @@
 
 namespace attncheck {
 namespace {
+
+// A flag's double as the shortest text that reads back as it ("600", "2.5").
+std::string number_text_for_flag(double x) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
 
 // Quotes a word for a POSIX shell when it needs it, so printed commands can be pasted.
 std::string shell_quote(const std::string& word) {
@@ -83,6 +91,7 @@ std::string rerun_command(const CheckArgs& a, uint64_t seed, const std::optional
   }
   if (a.dtype != "all") s += " --dtype " + shell_quote(a.dtype);
   if (a.cases != kDefaultCases) s += " --cases " + std::to_string(a.cases);
+  if (a.shrink_seconds != kShrinkSecondsPerLaw) s += " --shrink-seconds " + number_text_for_flag(a.shrink_seconds);
   if (a.timeout_ms != kDefaultTimeoutMs && any_plugin(a)) s += " --timeout-ms " + std::to_string(a.timeout_ms);
   if (a.wall_timeout_ms != 0 && any_plugin(a)) s += " --wall-timeout-ms " + std::to_string(a.wall_timeout_ms);
   if (a.load_wall_timeout_ms != 0 && any_plugin(a))
@@ -204,6 +213,10 @@ std::optional<CheckPlan> plan_check(const CheckArgs& a, std::ostream& err) {
         report_paths_problem(a.reports), budget_problem(a.budget_seconds), jobs_problem(a.jobs)})
     if (refused(err, bad)) return std::nullopt;
   if (a.min_judged < 1 && refused(err, "--min-judged must be at least 1 (got " + std::to_string(a.min_judged) + ")"))
+    return std::nullopt;
+  if (!(a.shrink_seconds > 0 && a.shrink_seconds <= 86400) &&
+      refused(err, "--shrink-seconds must be more than 0 and at most 86400 (got " +
+                       number_text_for_flag(a.shrink_seconds) + ")"))
     return std::nullopt;
   std::string shape_error, terminal_error, seed_error;
   const std::optional<GenOptions> shapes = shape_options(a.shapes, shape_error);
@@ -570,7 +583,7 @@ int run_check_unguarded(const CheckArgs& a, std::ostream& out, std::ostream& err
   const InterruptWatch watch;
   if (!probe_targets(a, p, targets, chatter, err)) return 2;
   const RunSettings settings{
-      .options = {.seed = report.seed, .cases = a.cases, .shrink_seconds = kShrinkSecondsPerLaw,
+      .options = {.seed = report.seed, .cases = a.cases, .shrink_seconds = a.shrink_seconds,
                   .min_judged = a.min_judged, .gen = p.shapes},
       .save_failures_dir = a.save_failures_dir,
       .expectations = &p.expectations,

@@ -27,7 +27,11 @@ namespace attncheck {
 // times and the command that measures them). The C++ API's Options has the
 // same defaults (CheckApi.OptionsHaveTheCommandLinesDefaults).
 inline constexpr int kDefaultCases = 100;
-// Shrinking a failure stops after this long and keeps the smallest case so far.
+// Shrinking a failure stops after this long (wall time, per law) and keeps the
+// smallest case so far; --shrink-seconds changes it. A slower or busier machine
+// may stop earlier in the same search, so the shrunk case of a failure whose
+// shrinking reaches the limit can differ between machines: a larger limit
+// gives the same shrunk case everywhere (the verdict never depends on it).
 inline constexpr double kShrinkSecondsPerLaw = 10;
 
 struct CheckArgs {
@@ -40,6 +44,7 @@ struct CheckArgs {
   std::string config;                  // --config FILE: skip_law and expect_fail from a JSON file
   std::string dtype = "all";           // --dtype f32|f64|f16|bf16|all (or a comma list)
   int cases = kDefaultCases;           // --cases N
+  double shrink_seconds = kShrinkSecondsPerLaw;  // --shrink-seconds S: shrinking time per failing law
   std::optional<uint64_t> seed;        // --seed N; else ATTNCHECK_SEED; else a fresh one
   int timeout_ms = kDefaultTimeoutMs;  // --timeout-ms N: CPU time of one plugin call (host/time_limits.h)
   int wall_timeout_ms = 0;             // --wall-timeout-ms N: wall-clock time of one call; 0: derived

@@ -82,6 +82,11 @@ int main(int argc, char** argv) {
       ->type_name("DTYPE")
       ->capture_default_str();
   c->add_option("--cases", check.cases, "generated cases per law")->type_name("N")->capture_default_str();
+  c->add_option("--shrink-seconds", check.shrink_seconds,
+                "wall time one failing law may spend shrinking its case (a busier machine stops earlier in the same "
+                "search; give more for the same shrunk case everywhere)")
+      ->type_name("S")
+      ->capture_default_str();
   c->add_option("--seed", check.seed,
                 "seed of the whole run (default: $ATTNCHECK_SEED when set, else a fresh one; always printed)")
       ->type_name("N")

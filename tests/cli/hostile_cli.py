@@ -138,6 +138,10 @@ elif scenario == "flag-validation":
         replay, _ = run(["replay", case_dir, "--impl", "reference", flag, value], 2)
         expect(flag in check.stderr and flag in replay.stderr, (check.stderr, replay.stderr))
         expect("PASS" not in replay.stdout and "FAIL" not in replay.stdout, replay.stdout)
+    # check alone shrinks: its --shrink-seconds must be a positive time.
+    for value in ("0", "-1", "nan", "1e9", "abc"):
+        p, _ = run(["check", "--impl", "reference", "--shrink-seconds", value], 2)
+        expect("--shrink-seconds" in p.stderr, p.stderr)
     p, _ = run(["frobnicate"], 2)
     expect("frobnicate" in p.stderr and "check" in p.stderr and "replay" in p.stderr, p.stderr)
     p, _ = run(["check", "--impl", "reference", "--json", "-"], 2)
