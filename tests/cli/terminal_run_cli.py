@@ -60,6 +60,18 @@ def check_args(laws, cases, jobs, *extra):
     return args + list(extra)
 
 
+def start_until_checking(args, run_env):
+    """Starts a check with its output piped; returns (process, what stdout said) once its
+    first "checking ..." line is out, i.e. once a law runs."""
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=run_env)
+    head = b""
+    while b"checking " not in head:
+        chunk = os.read(p.stdout.fileno(), 4096)
+        expect(chunk, f"ended before it checked: {head!r}")
+        head += chunk
+    return p, head
+
+
 def frames(pieces):
     """(time, done, text) of every progress line drawn."""
     out = []
@@ -185,14 +197,8 @@ elif scenario == "interrupt-jobs":
 
 elif scenario == "interrupt-serial":
     stem = os.path.join(work, "serial")
-    p = subprocess.Popen(check_args(LAWS, 100, 1, "--json", stem + ".json"), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
     # Once the first law runs (its "checking ..." line is out), and a second into it.
-    head = b""
-    while b"checking " not in head:
-        chunk = os.read(p.stdout.fileno(), 4096)
-        expect(chunk, f"ended before it checked: {head!r}")
-        head += chunk
+    p, head = start_until_checking(check_args(LAWS, 100, 1, "--json", stem + ".json"), env)
     time.sleep(1)
     p.send_signal(signal.SIGINT)
     sent_at = time.monotonic()
@@ -214,13 +220,8 @@ elif scenario == "interrupt-serial":
     # alone, so the first one waits for the call in progress; the second does not (under 4 s:
     # the call in progress had more than 9 s of burn left).
     stem2 = os.path.join(work, "twice")
-    p = subprocess.Popen(check_args(LAWS, 100, 1, "--json", stem2 + ".json"), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=dict(env, ATTNCHECK_TEST_BURN_MS="10000"))
-    head = b""
-    while b"checking " not in head:
-        chunk = os.read(p.stdout.fileno(), 4096)
-        expect(chunk, f"ended before it checked: {head!r}")
-        head += chunk
+    p, head = start_until_checking(check_args(LAWS, 100, 1, "--json", stem2 + ".json"),
+                                   dict(env, ATTNCHECK_TEST_BURN_MS="10000"))
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
     time.sleep(0.3)

@@ -7,9 +7,9 @@ comments and runs of white space are ignored, every other character counts. The 
 contracts with people outside the project (docs/abi/README.md): a header that drifts from its
 spec breaks every plugin built against the spec.
 
-The project's own CI also runs the spec owners' tool (../shared/tools/check-abi) where it is
-at hand; this test is the same comparison against the copies a clone has, so a user's clone
-checks its headers too.
+The project's own CI also runs the spec owners' check-abi tool, which lives outside the
+repository, where it is at hand; this test is the same comparison against the copies a
+clone has, so a user's clone checks its headers too.
 
 Run by CTest (tests/layers/CMakeLists.txt) with Debian's /usr/bin/python3:
   python3 tests/layers/abi_headers.py <repository root>
