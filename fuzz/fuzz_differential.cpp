@@ -14,6 +14,12 @@
 
 using namespace attncheck;
 
+// Refuses a bad ATTNCHECK_FUZZ_PROFILE / _SHAPES / _MAX_* before any input runs.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::announce_shapes("fuzz_differential");
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const Law*> laws = fuzz::differential_laws();
   static const std::vector<std::unique_ptr<Implementation>> impls = fuzz::references();

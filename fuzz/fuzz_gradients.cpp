@@ -40,6 +40,12 @@ void judge_by_oracle(Implementation& impl, const Problem& p) {
 
 }  // namespace
 
+// Refuses a bad ATTNCHECK_FUZZ_PROFILE / _SHAPES / _MAX_* before any input runs.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::announce_shapes("fuzz_gradients");
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // nullptr first: the oracle (fuzz::gradient_judges).
   static const std::vector<const Law*> judges = fuzz::gradient_judges();

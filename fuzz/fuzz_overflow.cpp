@@ -17,6 +17,12 @@
 
 using namespace attncheck;
 
+// Refuses a bad ATTNCHECK_FUZZ_PROFILE / _SHAPES / _MAX_* before any input runs.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::announce_shapes("fuzz_overflow");
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const Law*> laws =
       fuzz::laws_named({"finite_for_finite_inputs", "fully_masked_rows_zero", "nan_propagates"});

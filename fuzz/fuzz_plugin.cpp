@@ -5,6 +5,10 @@
 //
 // Run: ATTNCHECK_PLUGIN=build/plugins/libexample_attention.so build-fuzz/fuzz/fuzz_plugin fuzz/corpus/fuzz_plugin
 // Per-call limit: ATTNCHECK_PLUGIN_TIMEOUT_MS (default 2000).
+// At a kernel's own shapes (its head_dim-128 fast path, its long rows): a
+// profile and shape flags of `attncheck check` (fuzz_problems.h), e.g.
+//   ATTNCHECK_FUZZ_PROFILE=decode ATTNCHECK_FUZZ_SHAPES="--head-dim 128 --kv-len 1..512" \
+//     build-fuzz/fuzz/fuzz_plugin -max_len=65536 fuzz-work/p128
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +32,7 @@ std::vector<std::unique_ptr<Implementation>>& plugin() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::announce_shapes("fuzz_plugin");  // a bad ATTNCHECK_FUZZ_PROFILE / _SHAPES: exit 2 before the plugin loads
   const char* path = std::getenv("ATTNCHECK_PLUGIN");
   if (!path || !*path) {
     std::fprintf(stderr, "fuzz_plugin: set ATTNCHECK_PLUGIN to the plugin's shared library, e.g.\n"

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "law_sweep.h"
 #include "gen/generators.h"
 #include "problem/transforms.h"
+#include "run/shape_flags.h"
 #include "seed_corpus.h"
 
 #ifndef ATTNCHECK_FUZZ_DIR
@@ -167,6 +169,89 @@ TEST(FuzzProblems, RandomBytesReachEveryFeatureDtypeAndFamily) {
     own_views |= !(p.layouts.dk == p.layouts.k) || !(p.layouts.dq == p.layouts.q);
   }
   EXPECT_TRUE(own_views);
+}
+
+// Check's shape flags, read back from the text check prints them as (the
+// fuzz targets' ATTNCHECK_FUZZ_SHAPES): the same flags, and a word that is not
+// one of them named.
+TEST(FuzzShapes, CheckFlagsReadBackFromTheirText) {
+  ShapeFlags f;
+  f.profile = "decode", f.head_dims = "64,128", f.q_len = "1..8", f.kv_len = "1024..4096", f.batch = "2", f.heads = "1..2";
+  ShapeFlags back;
+  std::string error;
+  ASSERT_TRUE(read_shape_flags_text(shape_flags_text(f), back, error)) << error;
+  EXPECT_EQ(shape_flags_text(back), shape_flags_text(f));
+  ASSERT_TRUE(read_shape_flags_text("--kv-len=1..40  --head-dim 128", back = {}, error)) << error;
+  EXPECT_EQ(shape_flags_text(back), " --head-dim 128 --kv-len 1..40");
+  EXPECT_FALSE(read_shape_flags_text("--head-dim 128 64", back = {}, error));
+  EXPECT_NE(error.find("'64' is not a shape flag"), std::string::npos) << error;
+  EXPECT_FALSE(read_shape_flags_text("--q-len --kv-len 4", back = {}, error));
+  EXPECT_NE(error.find("--q-len needs a value"), std::string::npos) << error;
+  EXPECT_FALSE(read_shape_flags_text("--batch=", back = {}, error));
+  EXPECT_NE(error.find("--batch needs a value"), std::string::npos) << error;
+}
+
+std::optional<FuzzShapes> shapes_of(const char* profile, const char* flags) {
+  FuzzShapeEnv env;
+  env.profile = profile, env.shapes = flags;
+  std::string error;
+  std::optional<FuzzShapes> s = read_fuzz_shapes(env, error);
+  EXPECT_TRUE(s) << error;
+  return s;
+}
+
+// With a kernel-shape profile the bytes draw the profile's shapes: the head
+// dims kernels specialise for (128 among them) besides odd ones, decode's
+// q_len 1..8 and batch and heads up to 2, and the kv_len its flag allows; at
+// the caps, head_dim never passes 6.
+TEST(FuzzShapes, AProfileDecidesTheShapesTheBytesDraw) {
+  const std::optional<FuzzShapes> decode = shapes_of("decode", "--kv-len 1..64");
+  ASSERT_TRUE(decode && decode->profile);
+  EXPECT_EQ(decode->flags, "--profile decode --kv-len 1..64");
+  ASSERT_TRUE(decode->profile->max_q_len == 8 && decode->profile->max_kv_len == 64 && decode->profile->max_batch == 2);
+  std::mt19937_64 r(33);
+  std::set<int64_t> head_dims, q_lens;
+  int64_t longest = 0;
+  for (Problems kind : {Problems::forward, Problems::backward}) {
+    const GenOptions o = fuzz_options(kV1Features, kind, false, *decode);
+    for (int n = 0; n < 1500; ++n) {
+      const std::vector<uint8_t> bytes = random_bytes(r, 16 + static_cast<std::size_t>(r() % 48));
+      const Problem p = problem_from_bytes(o, bytes.data(), bytes.size());
+      ASSERT_EQ(p.inconsistency(), "") << p.describe();
+      const Shape& s = p.shape;
+      // The profile's extents (src/gen/profiles.cpp: decode's q_len 1..8, batch and
+      // heads up to 2), kv_len as the flag narrowed it; head dims are its own list's.
+      ASSERT_TRUE(s.batch <= o.max_batch && s.heads <= o.max_heads && s.q_len >= 1 && s.q_len <= o.max_q_len &&
+                  s.kv_len >= 1 && s.kv_len <= 64 && (s.value_dim <= o.max_value_dim || s.value_dim == s.head_dim))
+          << p.describe();
+      head_dims.insert(s.head_dim);
+      q_lens.insert(s.q_len);
+      longest = std::max(longest, s.kv_len);
+    }
+  }
+  for (int64_t d : kKernelHeadDims) EXPECT_TRUE(head_dims.count(d)) << "head_dim " << d << " never drawn";
+  EXPECT_TRUE(std::any_of(head_dims.begin(), head_dims.end(), [](int64_t d) {
+    return std::find(std::begin(kKernelHeadDims), std::end(kKernelHeadDims), d) == std::end(kKernelHeadDims);
+  }));
+  EXPECT_TRUE(q_lens.count(1) && q_lens.count(8));
+  EXPECT_EQ(longest, 64);
+  // --head-dim narrows the profile as on check's command line: every problem at 128.
+  const std::optional<FuzzShapes> at128 = shapes_of("decode", "--head-dim 128 --kv-len 1..64");
+  ASSERT_TRUE(at128);
+  const GenOptions o128 = fuzz_options(kV1Features, Problems::forward, false, *at128);
+  for (int n = 0; n < 200; ++n) {
+    const std::vector<uint8_t> bytes = random_bytes(r, 64);
+    EXPECT_EQ(problem_from_bytes(o128, bytes.data(), bytes.size()).shape.head_dim, 128);
+  }
+  // No profile: the caps, as before (the committed seed corpora mean what they meant).
+  const std::optional<FuzzShapes> caps = shapes_of(nullptr, nullptr);
+  ASSERT_TRUE(caps && !caps->profile);
+  for (int n = 0; n < 200; ++n) {
+    const std::vector<uint8_t> bytes = random_bytes(r, 1 + static_cast<std::size_t>(r() % 600));
+    const Problem p = problem_from_bytes(fuzz_options(kAllFeatures, Problems::forward, false, *caps), bytes.data(), bytes.size());
+    EXPECT_EQ(as_json(p), as_json(problem_from_bytes(fuzz_options(kAllFeatures), bytes.data(), bytes.size())));
+    EXPECT_LE(p.shape.head_dim, 6);
+  }
 }
 
 // The corpus writer's inputs, cut to what their problem read, replay it

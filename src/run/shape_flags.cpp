@@ -2,11 +2,22 @@
 
 #include <charconv>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "gen/profiles.h"
 
 namespace attncheck {
 namespace {
+
+// The flags and the fields they set, in the order shape_flags_text writes them.
+struct FlagField {
+  std::string_view flag;
+  std::string ShapeFlags::*field;
+};
+constexpr FlagField kFlagFields[] = {
+    {"--profile", &ShapeFlags::profile}, {"--head-dim", &ShapeFlags::head_dims}, {"--q-len", &ShapeFlags::q_len},
+    {"--kv-len", &ShapeFlags::kv_len},   {"--batch", &ShapeFlags::batch},         {"--heads", &ShapeFlags::heads}};
 
 // Extents above this are refused: one tensor of them would not fit in memory.
 constexpr int64_t kMaxExtent = 1 << 20;
@@ -63,14 +74,37 @@ std::optional<GenOptions> shape_options(const ShapeFlags& f, std::string& error)
 }
 
 std::string shape_flags_text(const ShapeFlags& f) {
+  const ShapeFlags defaults;
   std::string s;
-  if (f.profile != ShapeFlags{}.profile) s += " --profile " + f.profile;
-  if (!f.head_dims.empty()) s += " --head-dim " + f.head_dims;
-  if (!f.q_len.empty()) s += " --q-len " + f.q_len;
-  if (!f.kv_len.empty()) s += " --kv-len " + f.kv_len;
-  if (!f.batch.empty()) s += " --batch " + f.batch;
-  if (!f.heads.empty()) s += " --heads " + f.heads;
+  for (const FlagField& ff : kFlagFields)
+    if (f.*ff.field != defaults.*ff.field) s += " " + std::string(ff.flag) + " " + f.*ff.field;
   return s;
+}
+
+bool read_shape_flags_text(std::string_view text, ShapeFlags& flags, std::string& error) {
+  std::istringstream in{std::string(text)};
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    const std::size_t eq = word.find('=');
+    const std::string_view name = std::string_view(word).substr(0, eq);
+    const FlagField* ff = nullptr;
+    for (const FlagField& candidate : kFlagFields)
+      if (candidate.flag == name) ff = &candidate;
+    if (!ff) {
+      error = "'" + word + "' is not a shape flag: use --profile, --head-dim, --q-len, --kv-len, --batch, --heads";
+      return false;
+    }
+    const bool next_is_value = i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0;
+    const std::string value = eq != std::string::npos ? word.substr(eq + 1) : next_is_value ? words[++i] : "";
+    if (value.empty()) {  // an empty value would leave the flag unset: refused, never ignored
+      error = std::string(ff->flag) + " needs a value";
+      return false;
+    }
+    flags.*ff->field = value;
+  }
+  return true;
 }
 
 }  // namespace attncheck
