@@ -8,6 +8,11 @@
 #   --build DIR the fuzz build (default build-fuzz: cmake --preset fuzz && cmake --build --preset fuzz)
 #   --work DIR  corpora, crash inputs, logs and case files (default fuzz-work)
 # fuzz_plugin runs too when $ATTNCHECK_PLUGIN names a plugin.
+# At check's shapes: ATTNCHECK_FUZZ_PROFILE=NAME and/or ATTNCHECK_FUZZ_SHAPES="--head-dim 128 ..."
+# (fuzz/README.md, "Knobs"), checked before the night starts (exit 2 on a bad value); then each
+# target keeps its corpus in <work>/<target>@<shapes> (the same bytes mean other problems there),
+# inputs may reach $FUZZ_SHAPES_MAX_LEN bytes (default 65536: q, k and v at head_dim 128 need
+# them), and fuzz_case_file, which draws no problem, is left out.
 # On a terminal one progress line (stderr) shows the target, its time and its
 # libFuzzer status (execs, coverage); plain when piped or with CI=true.
 # Exit status: 0 the night ran (findings are in the summary); 2 bad arguments
@@ -16,6 +21,7 @@
 # Layout of the work folder (safe to keep between runs; stopping with Ctrl-C
 # finishes the current target's merge and prints the summary):
 #   <work>/<target>/corpus     the corpus, seeded from fuzz/corpus/<target>, merged after each run
+#                              (<work>/<target>@<shapes>/ with a profile)
 #   <work>/<target>/crashes/   libFuzzer's crash-*, timeout-*, oom-* inputs
 #   <work>/<target>/*.log      libFuzzer's output, one file a run
 #   <work>/regressions/        case files the targets wrote ($ATTNCHECK_REGRESSION_DIR)
@@ -37,7 +43,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+# check's shapes instead of the caps: a folder name of their own, longer inputs.
+shapes="${ATTNCHECK_FUZZ_PROFILE:-}${ATTNCHECK_FUZZ_PROFILE:+ }${ATTNCHECK_FUZZ_SHAPES:-}"
+shapes_tag=$(tr -c 'A-Za-z0-9.\n' '_' <<<"$shapes" | sed 's/__*/_/g; s/^_//; s/_$//')
 targets=(fuzz_differential fuzz_overflow fuzz_case_file fuzz_gradients)
+if [ -n "$shapes" ]; then targets=(fuzz_differential fuzz_overflow fuzz_gradients); fi
 if [ -n "${ATTNCHECK_PLUGIN:-}" ]; then targets+=(fuzz_plugin); fi
 built=0
 for t in "${targets[@]}"; do [ -x "$build/fuzz/$t" ] && built=$((built + 1)); done
@@ -45,6 +55,20 @@ if [ "$built" = 0 ]; then
   echo "overnight.sh: no fuzz target in $build/fuzz (build them: cmake --preset fuzz && cmake --build --preset fuzz," \
        "or name the build with --build DIR)" >&2
   exit 2
+fi
+# A bad profile or shape flag ends the night before it starts, with the target's message.
+if [ -n "$shapes" ]; then
+  for t in "${targets[@]}"; do
+    [ -x "$build/fuzz/$t" ] || continue
+    empty=$(mktemp -d)
+    if ! out=$("$build/fuzz/$t" -runs=0 "$empty" 2>&1); then
+      rm -rf "$empty"
+      if grep -q '^attncheck fuzz: ' <<<"$out"; then grep '^attncheck fuzz: ' <<<"$out" >&2; exit 2; fi
+    fi
+    rm -rf "$empty"
+    break
+  done
+  echo "== at check's shapes: $shapes (corpora in $work/<target>@$shapes_tag)"
 fi
 # The progress line: on a terminal only, never in CI logs.
 # It goes to fd 3, the terminal's stderr: run_child's own output goes to a log.
@@ -115,13 +139,15 @@ for t in "${targets[@]}"; do
     summary+=("$t: $bin is not a libFuzzer build (use the fuzz preset)"); continue
   fi
   if [ "$stop" = 1 ]; then summary+=("$t: skipped (stopped)"); continue; fi
-  dir=$work/$t
+  dir=$work/$t${shapes:+@$shapes_tag}
   corpus=$dir/corpus
   mkdir -p "$corpus" "$dir/crashes"
   rm -rf "$corpus.merging"  # left over from an interrupted merge
   cp -n "$root/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null
   before=$(find "$corpus" -type f | wc -l)
   mapfile -t opts < <(flags_of "$t")
+  # (libFuzzer takes the last of a repeated flag: this one wins over the .options' max_len)
+  if [ -n "$shapes" ]; then opts+=("-max_len=${FUZZ_SHAPES_MAX_LEN:-65536}"); fi
   log=$dir/$(date -u +%Y%m%dT%H%M%SZ).log
   echo "== $t: ${per_target}s, -fork=$jobs, corpus $before inputs, log $log"
   run_child "$bin" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$per_target" \

@@ -10,6 +10,10 @@ usage: profile_shapes_test.py SCENARIO BUILD_FUZZ_DIR PLUGIN WORK_DIR
                through the replay main: passes at the default caps (head_dim <= 6 never reaches the
                fast path), and with the decode profile a law fails, on a case file whose shape the
                profile allows, head_dim 128
+  overnight    fuzz/overnight.sh with a profile: a bad one ends it before the night (exit 2, the
+               target's message); a good one gives each target a corpus folder of its own
+               (<target>@decode_head_dim_128), inputs up to 65536 bytes, and leaves fuzz_case_file out
+               (stand-in targets that record their arguments, as tests/cli/overnight_cli.py has)
 """
 import json
 import os
@@ -120,13 +124,48 @@ def fast_path(build, plugin, work):
     shutil.rmtree(corpus)  # 24 MB
 
 
+def overnight(build, plugin, work):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "overnight.sh")
+    env = {k: v for k, v in os.environ.items() if k not in SHAPE_VARS + ["CI", "ATTNCHECK_PLUGIN"]}
+    # The real targets refuse a bad profile; overnight.sh stops before any run.
+    p = subprocess.run(["bash", script, "--build", os.path.dirname(build), "--hours", "0.001", "--work",
+                        os.path.join(work, "bad")], env=dict(env, ATTNCHECK_FUZZ_PROFILE="kernel"),
+                       capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 2 and "ATTNCHECK_FUZZ_PROFILE='kernel'" in p.stderr and "overnight summary" not in p.stdout,
+           f"exit {p.returncode}: {p.stdout[-500:]!r} {p.stderr[-500:]!r}")
+    # Stand-ins: -help=1 says Usage:, -merge=1 succeeds, a run records its arguments.
+    fake_build = os.path.join(work, "build")
+    os.makedirs(os.path.join(fake_build, "fuzz"), exist_ok=True)
+    args_file = os.path.join(work, "args")
+    for t in ("fuzz_differential", "fuzz_case_file"):
+        path = os.path.join(fake_build, "fuzz", t)
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\ncase "$*" in *-help=1*) echo "Usage:"; exit 0 ;; *-merge=1*|*-runs=0*) exit 0 ;; esac\n'
+                    f'echo "{t} $*" >> {args_file}\n')
+        os.chmod(path, 0o755)
+    shutil.rmtree(os.path.join(work, "w"), ignore_errors=True)
+    p = subprocess.run(["bash", script, "--build", fake_build, "--hours", "0.001", "--jobs", "1", "--work",
+                        os.path.join(work, "w")],
+                       env=dict(env, ATTNCHECK_FUZZ_PROFILE="decode", ATTNCHECK_FUZZ_SHAPES="--head-dim 128"),
+                       capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stdout[-800:]!r} {p.stderr[-500:]!r}")
+    with open(args_file) as f:
+        runs = f.read().splitlines()
+    expect(len(runs) == 1 and runs[0].startswith("fuzz_differential "), f"runs: {runs}")
+    words = runs[0].split()
+    expect(words.index("-max_len=65536") > words.index("-max_len=4096"), f"the longer inputs must win: {words}")
+    expect(words[-1] == os.path.join(work, "w", "fuzz_differential@decode_head_dim_128", "corpus"), f"corpus: {words}")
+    expect("fuzz_case_file" not in p.stdout, p.stdout[-800:])
+    print(f"overnight: a bad profile stops it (exit 2); with one: {words[-1]}, -max_len=65536, no fuzz_case_file")
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     scenario, build, plugin, work = sys.argv[1:]
     os.makedirs(work, exist_ok=True)
-    {"refused": refused, "fast-path": fast_path}[scenario](build, plugin, os.path.join(work, scenario))
+    {"refused": refused, "fast-path": fast_path, "overnight": overnight}[scenario](build, plugin, os.path.join(work, scenario))
 
 
 if __name__ == "__main__":
