@@ -101,6 +101,14 @@ const std::vector<BuiltinInfo>& builtins() {
                  .forward = batch_head_swapped_forward,
                  .pinned_laws = {"batch_head_independence", "matches_oracle"},
                  .diagnosis = "output written with the batch and head strides exchanged"}),
+      // Right on every drawn case (at most 3 sequences): only a law that builds
+      // a larger batch sees it. No diagnosis words: the diagnosis reads the
+      // drawn case, on which it is the reference itself.
+      v1_member({.name = "batch_group_kv_stale",
+                 .description = "batch computed in groups of 4 sequences whose k and v pointers are never advanced: "
+                                "sequence 4 + n attends with sequence n's keys and values",
+                 .forward = batch_group_kv_stale_forward,
+                 .pinned_laws = {"batch_composition_independence"}}),
       // As accurate as the references: no model names it, deterministic tells it apart.
       v1_member({.name = "nondeterministic_order",
                  .description = "keys summed in an order that changes between calls: last bits differ",

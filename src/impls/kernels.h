@@ -35,6 +35,7 @@ int causal_off_by_one_forward(const attncheck_call* call, char* err, size_t err_
 int last_key_dropped_forward(const attncheck_call* call, char* err, size_t err_len);
 int kv_swapped_forward(const attncheck_call* call, char* err, size_t err_len);
 int batch_head_swapped_forward(const attncheck_call* call, char* err, size_t err_len);
+int batch_group_kv_stale_forward(const attncheck_call* call, char* err, size_t err_len);
 int nondeterministic_order_forward(const attncheck_call* call, char* err, size_t err_len);
 // Its call counter back to 0: what a new instance of it starts from.
 void nondeterministic_order_reset();

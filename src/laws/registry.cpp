@@ -22,6 +22,7 @@ Law law_value_linearity();
 Law law_key_permutation_invariance();
 Law law_query_permutation_equivariance();
 Law law_batch_head_independence();
+Law law_batch_composition_independence();
 // Exact special cases.
 Law law_uniform_on_zero_query();
 Law law_single_key_passthrough();
@@ -79,6 +80,7 @@ const std::vector<Law>& all_laws() {
       law_key_permutation_invariance(),
       law_query_permutation_equivariance(),
       law_batch_head_independence(),
+      law_batch_composition_independence(),
       law_uniform_on_zero_query(),
       law_single_key_passthrough(),
       law_causal_prefix_consistency(),
