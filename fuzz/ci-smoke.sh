@@ -16,12 +16,13 @@
 #   ATTNCHECK_FUZZ_BUILD_DIR  an existing libFuzzer build (clang, ATTNCHECK_FUZZ_ENGINE=libfuzzer)
 #                        that build.sh builds the targets in instead of configuring its own with
 #                        CC/CFLAGS (a sanitizer build whose tests already ran: the library is
-#                        compiled once); unset (.ci/run): build.sh's own build, as ClusterFuzzLite's
+#                        compiled once; .ci/run passes its asan-clang build); unset: build.sh's own
+#                        build, as ClusterFuzzLite's
 #   ATTNCHECK_FUZZ_SKIP_LAWS etc. (fuzz/README.md) pass through to the targets.
 #
 # Example usage (from .ci/run):
 #   fuzz/ci-smoke.sh
-#   ATTNCHECK_FUZZ_BUILD_DIR=$PWD/build-clang-asan fuzz/ci-smoke.sh
+#   ATTNCHECK_FUZZ_BUILD_DIR=$PWD/build-asan-clang fuzz/ci-smoke.sh
 #   FUZZ_SMOKE_SECONDS=60 FUZZ_SMOKE_DIR=/tmp/smoke fuzz/ci-smoke.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -13,6 +13,7 @@
 #include "diagnosis/diagnose.h"
 #include "diagnosis/measurements.h"
 #include "diagnosis/probe_problems.h"
+#include "f16_nearest.h"
 #include "faulty_attention.h"
 #include "impls/in_process.h"
 #include "problem/feature_transforms.h"
@@ -168,7 +169,8 @@ TEST(Claims, NanLeakingFromPaddingIsNotTheQueryAxisFault) {
 // ---- 16-bit accumulation -----------------------------------------------------------
 
 // The example plugin's kernel (plugins/example_c/example_attention.c) with
-// its sums narrowed to _Float16, as a user wrote it: logits and weights in
+// its sums narrowed to f16 (_Float16 as a user wrote it; f16_nearest, since clang 14
+// has none on x86): logits and weights in
 // double, `sum` and `acc` rounded to f16 after every add, acc += w / sum * v
 // (or, `at_end`, acc += w * v and out = acc / sum).
 class SixteenBitSums final : public Implementation {
@@ -189,15 +191,15 @@ class SixteenBitSums final : public Implementation {
           top = std::max(top, w[j] = p.effective_scale() * dot);
         }
         if (std::isinf(top)) continue;  // sees no key: zeros
-        _Float16 sum = 0;
+        double sum = 0;
         for (int64_t j = 0; j < s.kv_len; ++j)
-          if (p.visible(bh, i, j)) sum += w[j] = std::exp(w[j] - top);
+          if (p.visible(bh, i, j)) sum = f16_nearest(sum + (w[j] = std::exp(w[j] - top)));
         for (int64_t c = 0; c < s.value_dim; ++c) {
-          _Float16 acc = 0;
+          double acc = 0;
           for (int64_t j = 0; j < s.kv_len; ++j)
-            if (p.visible(bh, i, j)) acc += (at_end_ ? w[j] : w[j] / static_cast<double>(sum)) * p.v[p.v_at(p.kv_of(bh), j, c)];
-          out[p.out_at(bh, i, c)] = round_to(p.dtype, at_end_ ? static_cast<double>(acc) / static_cast<double>(sum)
-                                                              : static_cast<double>(acc));
+            if (p.visible(bh, i, j))
+              acc = f16_nearest(acc + (at_end_ ? w[j] : w[j] / sum) * p.v[p.v_at(p.kv_of(bh), j, c)]);
+          out[p.out_at(bh, i, c)] = round_to(p.dtype, at_end_ ? acc / sum : acc);
         }
       }
     return {CallStatus::ok, out, ""};

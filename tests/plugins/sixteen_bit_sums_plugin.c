@@ -1,6 +1,7 @@
 /* sixteen_bit_sums_plugin: the example plugin (plugins/example_c/example_attention.c)
  * as a user narrowed it, issue #34: the softmax sum and the weighted sum of V
- * kept in _Float16, rounded after every add; logits and weights in double,
+ * rounded to f16 after every add (as _Float16 sums are; tests/support/f16_nearest.h,
+ * since clang 14 has no _Float16 on x86); logits and weights in double,
  * f32 and f64 only. attncheck diagnoses it "accumulates in 16-bit" and groups
  * the laws it breaks as one cause (tests/cli/failure_groups_cli.py).
  *
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 
 #include "attncheck/plugin.h"
+#include "f16_nearest.h"
 
 static int visible(const attncheck_call *c, int64_t bh, int64_t i, int64_t j) {
   if (c->causal == ATTNCHECK_CAUSAL_TOP_LEFT && j > i) return 0;
@@ -41,13 +43,14 @@ static int visible(const attncheck_call *c, int64_t bh, int64_t i, int64_t j) {
           for (int64_t col = 0; col < c->value_dim; ++col) oi[col] = 0;                                 \
           continue;                                                                                     \
         }                                                                                               \
-        _Float16 sum = 0; /* the fault: 16-bit running sums */                                          \
+        double sum = 0; /* the fault: 16-bit running sums */                                            \
         for (int64_t j = 0; j < c->kv_len; ++j)                                                         \
-          if (visible(c, bh, i, j)) sum += w[j] = exp(w[j] - top);                                      \
+          if (visible(c, bh, i, j)) sum = f16_nearest(sum + (w[j] = exp(w[j] - top)));                  \
         for (int64_t col = 0; col < c->value_dim; ++col) {                                              \
-          _Float16 acc = 0;                                                                             \
+          double acc = 0;                                                                               \
           for (int64_t j = 0; j < c->kv_len; ++j)                                                       \
-            if (visible(c, bh, i, j)) acc += w[j] / sum * v[(bh * c->kv_len + j) * c->value_dim + col]; \
+            if (visible(c, bh, i, j))                                                                     \
+              acc = f16_nearest(acc + w[j] / sum * v[(bh * c->kv_len + j) * c->value_dim + col]);       \
           oi[col] = (T)acc;                                                                             \
         }                                                                                               \
       }                                                                                                 \
