@@ -108,6 +108,10 @@ struct LawReport {
   // over the laws: a declared feature refused on every call that used it fails.
   FeatureBits answered_features = 0;
   FeatureBits refused_features = 0;
+  // The accuracy grade, one per dtype (oracle/accuracy_grade.h), over the
+  // judged cases of the drawn run (not the shrink's) where the law reported
+  // one (Verdict::accuracy); empty for laws that do not grade.
+  std::vector<AccuracyGrade> accuracy;
 };
 
 LawReport run_law(const Law& law, Implementation& impl, const RunOptions& options);

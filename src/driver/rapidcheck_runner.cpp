@@ -185,6 +185,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   std::optional<Problem> smallest;
   std::string smallest_message;
   std::vector<LawCall> smallest_calls;
+  std::vector<AccuracyCase> accuracy;  // the drawn cases' grades (not the shrink's)
 
   // Past the fault budget a law stops calling the implementation.
   auto out_of_fault_budget = [&] {
@@ -227,8 +228,10 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     switch (v.status) {
       case VerdictStatus::pass:
         if (!failing) note_judged(p);
+        if (!failing && v.accuracy) accuracy.push_back(*v.accuracy);
         return;
       case VerdictStatus::fail:
+        if (!failing && v.accuracy) accuracy.push_back(*v.accuracy);
         if (!failing) { note_judged(p); failing = true; first_failure = Clock::now(); }
         else ++report.shrink_steps;
         smallest = p;
@@ -295,6 +298,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
       rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, silent, {});
 
   report.judged = judged;
+  report.accuracy = summarise_accuracy(accuracy);
   report.answered_features = noting.answered;
   report.refused_features = noting.refused;
   const std::string drawn = std::to_string(report.cases) + " drawn case(s)";
@@ -336,6 +340,10 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     report.message = "judged " + std::to_string(judged) + " forward call(s) but no backward call: all " +
                      std::to_string(unjudged.backward_faults) + " backward call(s) ended in a process fault (" +
                      report.fault_message + ")";
+  } else if (std::string why = law.decides_on_accuracy ? accuracy_verdict(accuracy) : std::string(); !why.empty()) {
+    // A decision over every graded case: no single case is the counterexample.
+    report.status = LawStatus::fail;
+    report.message = "errors systematically beyond the typical-error model: " + why;
   } else {
     report.status = LawStatus::pass;
     if (out_of_fault_budget())

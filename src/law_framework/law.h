@@ -12,6 +12,7 @@
 
 #include "impls/implementation.h"
 #include "gen/gen_options.h"
+#include "oracle/accuracy_grade.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -52,11 +53,15 @@ struct Verdict {
   // of them, else the first that replays (LawCall::replays: the law's own
   // construction leaves it as it is), else the case (law_calls.h).
   std::vector<LawCall> calls;
+  // A law that compares with the oracle where the typical-error model holds
+  // (oracle/typical_error.h): the case's accuracy, which run_law summarises
+  // into LawReport::accuracy (the grade beside the verdict). Unset otherwise.
+  std::optional<AccuracyCase> accuracy;
 
   static Verdict pass() { return {}; }
-  static Verdict fail(std::string m) { return {VerdictStatus::fail, std::move(m), CallStatus::ok, {}}; }
+  static Verdict fail(std::string m) { return {VerdictStatus::fail, std::move(m), CallStatus::ok, {}, {}}; }
   static Verdict not_applicable(std::string m) {
-    return {VerdictStatus::not_applicable, std::move(m), CallStatus::ok, {}};
+    return {VerdictStatus::not_applicable, std::move(m), CallStatus::ok, {}, {}};
   }
   // A failure seen on `calls` (the call to save first): Verdict::fail(m).on(...).
   Verdict on(std::vector<LawCall> seen) && {
@@ -92,6 +97,10 @@ struct Law {
   // that end with this status (crash, timeout, bad write, unwritten output),
   // whichever law's case provoked them. CallStatus::ok for every other law.
   CallStatus judges_fault = CallStatus::ok;
+  // A law whose verdict is a decision over all its graded cases (accuracy_verdict,
+  // oracle/accuracy_grade.h), taken by run_law once every case passed; its
+  // check grades each case (Verdict::accuracy) and fails none by itself.
+  bool decides_on_accuracy = false;
 
   bool is_process_law() const { return judges_fault != CallStatus::ok; }
 };

@@ -10,6 +10,7 @@ Law law_weights_in_unit_interval();
 Law law_masked_weights_zero();
 // Numerical.
 Law law_matches_oracle();
+Law law_accuracy_within_typical();
 Law law_finite_for_finite_inputs();
 Law law_nan_propagates();
 Law law_deterministic();
@@ -69,6 +70,7 @@ const std::vector<Law>& all_laws() {
       law_weights_in_unit_interval(),
       law_masked_weights_zero(),
       law_matches_oracle(),
+      law_accuracy_within_typical(),
       law_finite_for_finite_inputs(),
       law_nan_propagates(),
       law_deterministic(),

@@ -296,6 +296,13 @@ void print_law_table(const RunReport& report, std::ostream& out, const ConsoleSt
   out << "\n\n";
 }
 
+// "accuracy: reference f32: 1.2x a careful f32 kernel (median), ...": the
+// grade beside the verdict, one line per graded dtype (oracle/accuracy_grade.h).
+static void print_accuracy(const ImplementationResult& i, std::ostream& out) {
+  for (const AccuracyGrade& g : i.accuracy())
+    out << wrap("accuracy: " + shown(i.name) + " " + std::string(dtype_name(g.dtype)) + ": " + accuracy_text(g), "  ");
+}
+
 void print_failures(const RunReport& report, std::ostream& out, const ConsoleStyle& style) {
   for (const ImplementationResult& i : report.implementations) {
     bool any = i.failed();
@@ -317,6 +324,9 @@ void print_failures(const RunReport& report, std::ostream& out, const ConsoleSty
 
 void print_verdict(const RunReport& report, std::ostream& out, const ConsoleStyle& style) {
   if (report.default_run) {
+    // The references' grades: a zoo member's accuracy says nothing a failure does not.
+    for (const ImplementationResult& i : report.implementations)
+      if (i.expectation == Expectation::must_pass) print_accuracy(i, out);
     std::vector<std::string> broken;
     for (const ImplementationResult& i : report.implementations) {
       if (i.expectation_held()) continue;
@@ -354,6 +364,7 @@ void print_verdict(const RunReport& report, std::ostream& out, const ConsoleStyl
     }
     if (i.insufficient_fails) insufficient_laws += i.count(LawStatus::insufficient);
     out << wrap("covered: " + coverage(i), "");
+    print_accuracy(i, out);
   }
   const std::string xfail = expected ? "; " + std::to_string(expected) + " expected failure(s)" : "";
   if (failed_impls == 0)

@@ -6,6 +6,20 @@
 namespace attncheck {
 namespace {
 
+// Extension: the accuracy grade (oracle/accuracy_grade.h), one object per graded dtype.
+nlohmann::ordered_json accuracy_to_json(const std::vector<AccuracyGrade>& grades) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const AccuracyGrade& g : grades)
+    a.push_back({{"dtype", std::string(dtype_name(g.dtype))},
+                 {"cases", g.cases},
+                 {"elements", g.elements},
+                 {"typical_ratio", {{"median", g.typical_median}, {"p99", g.typical_p99}}},
+                 {"ulps", {{"median", g.ulps_median}, {"p99", g.ulps_p99}}},
+                 {"bound_fraction", {{"median", g.bound_median}, {"p99", g.bound_p99}}},
+                 {"text", accuracy_text(g)}});
+  return a;
+}
+
 nlohmann::ordered_json law_to_json(const LawResult& l) {
   nlohmann::ordered_json j;
   j["law"] = l.run.law;
@@ -28,6 +42,7 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   if (!l.replayed_file.empty()) j["replayed"] = l.replayed_file;
   if (l.refused) j["refused"] = true;  // extension: could not be run at all (status stays "fail")
   j["seconds"] = l.seconds;
+  if (!l.run.accuracy.empty()) j["accuracy"] = accuracy_to_json(l.run.accuracy);
   if (l.failed()) {
     if (l.run.counterexample) j["counterexample"] = l.run.counterexample->describe();
     // Extension: the calls the law built from the case and failed on, with how (law.h, Verdict::calls).
@@ -89,6 +104,8 @@ nlohmann::ordered_json report_to_json(const RunReport& report) {
     if (!i.accepted_shapes.empty()) j["accepted_shapes"] = i.accepted_shapes;
     j["judged"] = i.judged();
     j["seconds"] = i.seconds;
+    // Extension: the grade beside the verdict (the grading law's, repeated here).
+    if (!i.accuracy().empty()) j["accuracy"] = accuracy_to_json(i.accuracy());
     if (report.default_run) {
       j["expectation"] = expectation_name(i.expectation);
       j["expectation_held"] = i.expectation_held();

@@ -1,6 +1,7 @@
 #include "report/json_report_reader.h"
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -118,6 +119,42 @@ void read_status(Fields& f, LawResult& l) {
                        "unexpected_pass" + (declared ? "" : " (the last two only with \"expected_failure\")"));
 }
 
+// "accuracy": the writer's grades (json_report.cpp, accuracy_to_json), every field of each.
+std::vector<AccuracyGrade> read_accuracy(Fields& f) {
+  std::vector<AccuracyGrade> out;
+  const json& a = f.array("accuracy");
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    Fields g(a[k], at(f.path("accuracy"), k), f.file());
+    AccuracyGrade x;
+    const std::string name = g.text("dtype");
+    if (const std::optional<DType> t = dtype_from_name(name))
+      x.dtype = *t;
+    else
+      g.fail("dtype", "\"" + name + "\" is not a dtype (" + dtype_names() + ")");
+    x.cases = g.integer("cases");
+    const json& elements = g.get("elements");
+    if (!elements.is_number_unsigned()) g.fail("elements", "must be a whole number of 0 or more, got " + elements.dump());
+    x.elements = static_cast<int64_t>(elements.get<uint64_t>());
+    auto pair = [&](const char* key, double& median, double& p99) {
+      Fields q(g.get(key), g.path(key), f.file());
+      // null: +inf, as nlohmann writes it (an output that was not finite where the exact one is).
+      auto number_or_inf = [&](const char* k) {
+        return q.has(k) && q.get(k).is_null() ? std::numeric_limits<double>::infinity() : q.number(k);
+      };
+      median = number_or_inf("median");
+      p99 = number_or_inf("p99");
+      q.done();
+    };
+    pair("typical_ratio", x.typical_median, x.typical_p99);
+    pair("ulps", x.ulps_median, x.ulps_p99);
+    pair("bound_fraction", x.bound_median, x.bound_p99);
+    g.text("text");  // derived from the numbers
+    g.done();
+    out.push_back(x);
+  }
+  return out;
+}
+
 LawResult read_law(const json& j, const std::string& where, const std::string& file) {
   Fields f(j, where, file);
   LawResult l;
@@ -139,6 +176,7 @@ LawResult read_law(const json& j, const std::string& where, const std::string& f
   l.replayed_file = f.text_or("replayed", "");
   if (f.has("refused") && !(l.refused = f.boolean("refused"))) f.fail("refused", "is written only as true");
   l.seconds = f.number("seconds");
+  if (f.has("accuracy")) l.run.accuracy = read_accuracy(f);
   if (l.failed()) {
     if (f.has("counterexample")) f.text("counterexample");  // its text; the tensors are not in the JSON
     // The calls the law built from the case, as text: each {role, derivation, call}.
@@ -178,8 +216,9 @@ ImplementationResult read_implementation(const json& j, const std::string& where
   }
   const json& laws = f.array("laws");
   for (std::size_t k = 0; k < laws.size(); ++k) i.laws.push_back(read_law(laws[k], at(f.path("laws"), k), file));
-  // Derived from the laws (failure_groups_json.h) and written anew from them: taken, not kept.
+  // Derived from the laws (failure_groups_json.h; the grading law's accuracy) and written anew from them: taken, not kept.
   if (f.has("failure_groups")) f.array("failure_groups");
+  if (f.has("accuracy")) f.array("accuracy");
   f.done();
   if (verdict != "pass" && verdict != "fail") f.fail("verdict", "\"" + verdict + "\" is not pass or fail");
   // An insufficient law fails the implementation unless --allow-insufficient: the verdict says which.

@@ -239,8 +239,12 @@ std::string report_to_junit(const RunReport& report) {
     suites << " hostname=\"" << host << "\" id=\"" << id++ << "\" package=\"attncheck\">\n"
            << "    <properties>\n"
            << "      <property name=\"source\" value=\"" << xml_escape(impl.source) << "\"/>\n"
-           << "      <property name=\"seed\" value=\"" << report.seed << "\"/>\n"
-           << "    </properties>\n"
+           << "      <property name=\"seed\" value=\"" << report.seed << "\"/>\n";
+    // The grade beside the verdict, one property per graded dtype (oracle/accuracy_grade.h).
+    for (const AccuracyGrade& g : impl.accuracy())
+      suites << "      <property name=\"accuracy_" << dtype_name(g.dtype) << "\" value=\"" << xml_escape(accuracy_text(g))
+             << "\"/>\n";
+    suites << "    </properties>\n"
            << cases.str() << "  </testsuite>\n";
   }
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

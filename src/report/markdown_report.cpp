@@ -1,6 +1,7 @@
 #include "report/markdown_report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <string_view>
 
@@ -56,6 +57,37 @@ std::string code(const std::string& text) {
   }
   const std::string ticks(longest + 1, '`');
   return ticks + " " + oneline + " " + ticks;
+}
+
+std::string short_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+// The grade beside the verdict (docs/tolerance.md, "The typical error"): one
+// row per implementation and graded dtype; in a default run the references' only.
+std::string accuracy_markdown(const RunReport& report) {
+  std::ostringstream md;
+  bool header = false;
+  for (const ImplementationResult& i : report.implementations) {
+    if (report.default_run && i.expectation != Expectation::must_pass) continue;
+    for (const AccuracyGrade& g : i.accuracy()) {
+      if (!header)
+        md << "\n### Accuracy\n\nErrors against the oracle on the cases where the typical-error model holds "
+              "(Gaussian draws; docs/tolerance.md): per case, the root-mean-square of error / the typical error of "
+              "a careful kernel of the dtype, the worst element in ulps and as a fraction of the bound; median and "
+              "p99 over the cases.\n\n"
+              "| implementation | dtype | x a careful kernel (median) | (p99) | worst ulp (median) | (p99) | of the "
+              "bound (median) | (p99) | cases |\n|---|---|---|---|---|---|---|---|---|\n";
+      header = true;
+      md << "| " << markdown_cell(i.name) << " | " << dtype_name(g.dtype) << " | " << short_number(g.typical_median)
+         << "x | " << short_number(g.typical_p99) << "x | " << short_number(g.ulps_median) << " | "
+         << short_number(g.ulps_p99) << " | " << short_number(g.bound_median) << " | " << short_number(g.bound_p99)
+         << " | " << g.cases << " |\n";
+    }
+  }
+  return md.str();
 }
 
 }  // namespace
@@ -123,6 +155,8 @@ std::string report_to_markdown(const RunReport& report) {
   }
   md << "\n\nCells: the verdict and the cases it rests on (judged). ⚠️ expected fail: a declared known failure "
         "(--expect-fail, --config, a case file's \"expect\"), not counted against the verdict.\n";
+
+  md << accuracy_markdown(report);
 
   bool header = false;
   for (const ImplementationResult& i : report.implementations)

@@ -43,6 +43,24 @@ std::vector<DType> ImplementationResult::judged_dtypes() const {
   return out;
 }
 
+const std::vector<AccuracyGrade>& ImplementationResult::accuracy() const {
+  // The law that graded the most cases (accuracy_within_typical, drawn for
+  // the model, over matches_oracle, whose draws the model fits now and then);
+  // the first of equals.
+  static const std::vector<AccuracyGrade> none;
+  const std::vector<AccuracyGrade>* best = &none;
+  int best_cases = 0;
+  for (const LawResult& l : laws) {
+    int cases = 0;
+    for (const AccuracyGrade& g : l.run.accuracy) cases += g.cases;
+    if (cases > best_cases) {
+      best = &l.run.accuracy;
+      best_cases = cases;
+    }
+  }
+  return *best;
+}
+
 int ImplementationResult::count(LawStatus s) const {
   int n = 0;
   for (const LawResult& l : laws) n += l.run.status == s;

@@ -90,6 +90,10 @@ struct ImplementationResult {
   // The failure that best explains the fault to a reader: one with a
   // diagnosis first, then a semantic law before a process law; nullptr if none.
   const LawResult* most_telling_failure() const;
+  // The accuracy grade beside the verdict (docs/tolerance.md, "The typical
+  // error"): the grades of the law that graded the most cases
+  // (accuracy_within_typical, else matches_oracle), one per dtype; empty when no law did.
+  const std::vector<AccuracyGrade>& accuracy() const;
 };
 
 struct RunReport {
