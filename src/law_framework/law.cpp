@@ -16,10 +16,10 @@ Verdict check_case(const Law& law, Implementation& impl, const Problem& problem)
 std::optional<Verdict> unusable(const Outcome& o) {
   switch (o.status) {
     case CallStatus::ok: return std::nullopt;
-    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message, o.status, {}};
+    case CallStatus::unsupported: return Verdict{VerdictStatus::unsupported, o.message, o.status, {}, {}};
     case CallStatus::error: return Verdict::fail("the call failed: " + o.message);
     default:
-      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message, o.status, {}};
+      return Verdict{VerdictStatus::fault, std::string(call_status_name(o.status)) + ": " + o.message, o.status, {}, {}};
   }
 }
 

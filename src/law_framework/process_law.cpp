@@ -28,7 +28,7 @@ Law make_process_law(std::string name, std::string statement, CallStatus fault) 
     // counted by the runner's fault budget like any other fault.
     if (o.status == CallStatus::unsupported || is_process_fault(o.status)) return *unusable(o);
     if (o.status == CallStatus::error && !error_completes)
-      return Verdict{VerdictStatus::incomplete, "the call returned an error code (" + o.message + ")", o.status, {}};
+      return Verdict{VerdictStatus::incomplete, "the call returned an error code (" + o.message + ")", o.status, {}, {}};
     // ok, or (no_crash, no_timeout) an error code returned cleanly: the process behaved.
     return Verdict::pass();
   };
