@@ -128,6 +128,7 @@ double loud_value(const Problem& p) {
   const double limit = max_finite(p.dtype) / 4;
   if (!(scale > 0) || !std::isfinite(own) || !(2 * own + 2048 < limit)) return 1;
   double c = std::exp2(std::ceil(std::log2(std::sqrt((2 * own + 2048) / (scale * d)))));
+  if (!std::isfinite(c)) return 1;  // a scale so small that no value of the dtype makes a loud logit
   while (c > 1 && (c * c * scale * d > limit || c > limit)) c /= 2;
   return c;
 }

@@ -154,6 +154,17 @@ TEST(BatchComposition, SmallBatchLimitStillJudges) {
   EXPECT_GE(r.judged, 20);
 }
 
+// A scale so small (subnormal) that no value of the dtype makes a loud logit:
+// the law composes without one instead of searching for it forever.
+TEST(BatchComposition, TinyScaleEndsWithAVerdict) {
+  Problem p = make_problem(DType::f64, {2, 1, 2, 3, 1, 1}, Causal::none, 1e-310);
+  for (std::size_t n = 0; n < p.q.size(); ++n) p.q[n] = 1.0 + static_cast<double>(n);
+  for (std::size_t n = 0; n < p.k.size(); ++n) p.k[n] = 0.5 * static_cast<double>(n);
+  for (std::size_t n = 0; n < p.v.size(); ++n) p.v[n] = static_cast<double>(n % 3) - 1.0;
+  auto impl = make_builtin("reference");
+  EXPECT_EQ(check_case(composition(), *impl, p).status, VerdictStatus::pass);
+}
+
 // The zoo member pinned to this law: right on every case with at most 4
 // sequences, so every other law of the default catalogue passes it, as
 // `attncheck check` runs them (the default profile, every dtype).
