@@ -182,6 +182,14 @@ const std::vector<BuiltinInfo>& builtins() {
                  .forward_v2 = lse_base2_forward_v2,
                  .pinned_laws = {"lse_matches_oracle"},
                  .diagnosis = "lse in base 2"}),
+      // Right on every drawn case whose mask leaves the first key tile of each
+      // query block's range to some row: only the split's masks hide it.
+      v2_member({.name = "skipped_tile_lse",
+                 .description = "block-sparse tiles: a query block's lse starts at the first tile of its range, "
+                                "so when no row sees that tile (skipped) the lse counts an extra exp(0)",
+                 .forward = skipped_tile_lse_forward,
+                 .forward_v2 = skipped_tile_lse_forward_v2,
+                 .pinned_laws = {"split_consistency"}}),
 
       // The backward zoo (issue #15): reference's forward, reference's backward
       // with one fault, each by the gradient law its fault breaks on almost

@@ -62,6 +62,8 @@ int sinks_ignored_forward(const attncheck_call* call, char* err, size_t err_len)
 int sinks_ignored_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 int lse_base2_forward(const attncheck_call* call, char* err, size_t err_len);
 int lse_base2_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+int skipped_tile_lse_forward(const attncheck_call* call, char* err, size_t err_len);
+int skipped_tile_lse_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 
 // The backward zoo: reference's forward (correct) and reference's backward
 // with exactly one fault (impls/reference_backward.h's knobs).

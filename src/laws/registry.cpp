@@ -46,6 +46,7 @@ Law law_softcap_bounds_weights();
 Law law_sink_equals_extra_key();
 Law law_bias_row_shift_invariance();
 Law law_lse_matches_oracle();
+Law law_split_consistency();
 // Gradients (backward problems; skipped for an implementation without backward).
 Law law_grad_matches_oracle();
 Law law_grad_key_shift_zero();
@@ -100,6 +101,7 @@ const std::vector<Law>& all_laws() {
       law_sink_equals_extra_key(),
       law_bias_row_shift_invariance(),
       law_lse_matches_oracle(),
+      law_split_consistency(),
       law_grad_matches_oracle(),
       law_grad_key_shift_zero(),
       law_grad_values_sum(),
