@@ -1,7 +1,9 @@
 // softcap_bounds_weights: with soft-cap c every logit lies in (-c, c), so the
 // weights of one row differ by at most a factor exp(2c). Seen through
-// V = identity (the output is the weight matrix), every visible key's weight
-// is at least the row's largest times exp(-2c), up to both weights' bounds.
+// V = identity (the output is the weight matrix; for a kernel that takes only
+// its own value_dim, the identity's columns in blocks of that value_dim), every
+// visible key's weight is at least the row's largest times exp(-2c), up to
+// both weights' bounds.
 // Problems carry no bias and no ALiBi here (they add beyond the cap). And a
 // cap far above every logit vanishes: with c so large that c tanh(z / c)
 // differs from z by under a hundredth of the bound's worth (|z|^3 / (3 c^2)),
@@ -54,49 +56,56 @@ Verdict vanishing_cap(Implementation& impl, const Problem& p) {
   return equivalent_calls(impl, large, none, "soft-cap far above every logit", "no soft-cap");
 }
 
+// The floor on the weights P [batch][heads][q_len][kv_len] that `p` (V =
+// identity) reveals: every visible key's weight is at least the row's largest
+// times exp(-2c), each weight up to its bound.
+Verdict weights_above_floor(const Problem& p, const std::vector<double>& w) {
+  const OracleResult o = oracle(p);
+  const double floor_factor = std::exp(-2 * p.softcap);
+  Tally tally;
+  const Shape& s = p.shape;
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      int64_t top = -1;
+      for (int64_t j = 0; j < s.kv_len; ++j)
+        if (p.visible(bh, i, j) && (top < 0 || w[p.out_at(bh, i, j)] > w[p.out_at(bh, i, top)])) top = j;
+      if (top < 0 || !std::isfinite(o.bound[p.out_at(bh, i, top)])) continue;
+      const double low = (w[p.out_at(bh, i, top)] - o.bound[p.out_at(bh, i, top)]) * floor_factor;
+      for (int64_t j = 0; j < s.kv_len; ++j) {
+        if (!p.visible(bh, i, j) || j == top) continue;
+        const int64_t k = p.out_at(bh, i, j);
+        tally.judge();
+        // (1 - 1e-12): exp(-2c) in double, and the products, round.
+        if (!(w[k] + o.bound[k] >= low * (1 - 1e-12))) tally.record_worst(k, low / std::max(w[k], 1e-300));
+      }
+    }
+  if (auto v = tally.settled("no row has two visible keys inside the oracle's domain")) return *v;
+  const int64_t k = tally.at;
+  // A weight just below the floor: the digits that tell the two apart.
+  const PairText t = pair_text(w[k], w[k] * tally.excess, p.dtype);
+  std::ostringstream m;
+  m << tally.violations << " weight(s) below the soft-cap's floor; worst " << output_element(p, k) << ": weight "
+    << t.a << " where the row's largest times exp(-2 * " << num(p.softcap) << ") is at least " << t.b;
+  return Verdict::fail(m.str());
+}
+
 }  // namespace
 
+// The weights are read as the other weight laws read them (weights_law): V =
+// identity, or, for a kernel that takes only its own value_dim (a grouped-query
+// op with value_dim = head_dim), the same identity in blocks of that value_dim.
+// Then, when the floor held, the vanishing cap on the case as drawn.
 Law law_softcap_bounds_weights() {
-  Law law;
-  law.name = "softcap_bounds_weights";
-  law.statement = "with soft-cap c, the weights of one row differ by at most a factor exp(2c); a huge cap equals none";
+  Law law = weights_law("softcap_bounds_weights",
+                        "with soft-cap c, the weights of one row differ by at most a factor exp(2c); a huge cap equals none",
+                        weights_above_floor);
   law.features = kAllFeatures & ~(ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI);
   law.required = ATTNCHECK_FEATURE_SOFTCAP;
-  law.tailor = [](GenOptions& g) { g.max_kv_len = std::min(g.max_kv_len, kMaxIdentityKeys); };
-  law.check = [](Implementation& impl, const Problem& given) {
+  law.check = [floor = std::move(law.check)](Implementation& impl, const Problem& given) {
     if (given.softcap <= 0) return Verdict::not_applicable("no soft-cap");
-    if (given.shape.kv_len > kMaxIdentityKeys) return Verdict::not_applicable("kv_len above kMaxIdentityKeys");
-    const Problem p = with_identity_values(given);
-    std::vector<double> w;
-    if (auto bad = run_for(impl, p, w)) return *bad;
-    const OracleResult o = oracle(p);
-    const double floor_factor = std::exp(-2 * p.softcap);
-    Tally tally;
-    const Shape& s = p.shape;
-    for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-      for (int64_t i = 0; i < s.q_len; ++i) {
-        int64_t top = -1;
-        for (int64_t j = 0; j < s.kv_len; ++j)
-          if (p.visible(bh, i, j) && (top < 0 || w[p.out_at(bh, i, j)] > w[p.out_at(bh, i, top)])) top = j;
-        if (top < 0 || !std::isfinite(o.bound[p.out_at(bh, i, top)])) continue;
-        const double low = (w[p.out_at(bh, i, top)] - o.bound[p.out_at(bh, i, top)]) * floor_factor;
-        for (int64_t j = 0; j < s.kv_len; ++j) {
-          if (!p.visible(bh, i, j) || j == top) continue;
-          const int64_t k = p.out_at(bh, i, j);
-          tally.judge();
-          // (1 - 1e-12): exp(-2c) in double, and the products, round.
-          if (!(w[k] + o.bound[k] >= low * (1 - 1e-12))) tally.record_worst(k, low / std::max(w[k], 1e-300));
-        }
-      }
-    if (tally.judged > 0 && tally.at < 0) return vanishing_cap(impl, given);
-    if (auto v = tally.settled("no row has two visible keys inside the oracle's domain")) return *v;
-    const int64_t k = tally.at;
-    // A weight just below the floor: the digits that tell the two apart.
-    const PairText t = pair_text(w[k], w[k] * tally.excess, p.dtype);
-    std::ostringstream m;
-    m << tally.violations << " weight(s) below the soft-cap's floor; worst " << output_element(p, k) << ": weight "
-      << t.a << " where the row's largest times exp(-2 * " << num(p.softcap) << ") is at least " << t.b;
-    return Verdict::fail(m.str()).on({{"V = identity", "", p}});
+    Verdict v = floor(impl, given);
+    if (!v.passed()) return v;
+    return vanishing_cap(impl, given);
   };
   return law;
 }

@@ -1,0 +1,60 @@
+"""End to end (issue #33, item 5): every law of the default catalogue judges
+what a real kernel accepts. The kernel is grouped_query_runtime_plugin.c: a
+correct attention with every v2 feature and gradients that, like an inference
+runtime's grouped-query op, takes only value_dim = head_dim and head dims that
+are a multiple of 8. The probe must learn both limits, and at default settings
+every law must pass on at least the floor of judged cases: a law that builds
+calls the kernel refuses (V = identity with value_dim = kv_len, head_dim + 1)
+judges too few and is insufficient or skipped, which fails here.
+
+Usage: every_law_judged.py ATTNCHECK PLUGIN_DIR WORK_DIR
+Run by CTest with the interpreter CMake found; standard library only.
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from expect import expect  # noqa: E402
+
+attncheck, plugin_dir, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+FLOOR = 20  # check's default --min-judged
+report_path = os.path.join(work, "every-law-judged.json")
+if os.path.exists(report_path):
+    os.remove(report_path)
+# Default settings: every law of the default catalogue, the default profile and case count;
+# only the call time limit is raised (--timeout-ms 60000, as the other end-to-end scenarios
+# do): the plugin computes in double through strides, written for reading, and the
+# default profile's longest calls take it past the default 2000 ms of CPU time; how fast
+# the kernel is is not what this test is about.
+proc = subprocess.run([attncheck, "check", "--plugin", os.path.join(plugin_dir, "spec_grouped_query_runtime_plugin.so"),
+                       "--seed", "20261130", "--timeout-ms", "60000", "--json", report_path],
+                      capture_output=True, text=True, timeout=900)
+expect(proc.returncode in (0, 1) and os.path.exists(report_path), f"exit {proc.returncode}: {proc.stderr[-2000:]}")
+report = json.load(open(report_path))
+impl = report["implementations"][0]
+
+# The probe learned both limits: value_dim = head_dim, and head dims a multiple of 8 only.
+accepted = impl.get("accepted_shapes", "")
+expect("value_dim = head_dim" in accepted, f"probe: {accepted!r}")
+expect(accepted.startswith("head_dim in {"), f"probe: {accepted!r}")
+dims = [int(d) for d in accepted[len("head_dim in {"):accepted.index("}")].split(",")]
+expect(all(d % 8 == 0 for d in dims) and 8 in dims and 128 in dims, f"probe head dims {dims}")
+
+laws = {law["law"]: law for law in impl["laws"]}
+for name in ("softcap_bounds_weights", "logit_shift_invariance", "weights_sum_to_one", "masked_weights_zero",
+             "weights_in_unit_interval", "matches_oracle", "grad_matches_oracle"):
+    expect(name in laws, f"{name} is not in the default catalogue's report: {sorted(laws)}")
+
+# Every law: pass, on at least the floor of judged cases. A correct kernel fails none,
+# and declares every feature, so no law may be skipped either.
+short = [f"{name}: {law['status']}, judged {law.get('judged')} of {law.get('cases')} drawn"
+         f"{': ' + law['message'][:300] if law.get('message') else ''}"
+         for name, law in laws.items() if law["status"] != "pass" or law.get("judged", 0) < FLOOR]
+for line in short:
+    print(line, file=sys.stderr)
+expect(not short, f"{len(short)} of {len(laws)} law(s) did not pass on {FLOOR} judged cases (above)")
+expect(proc.returncode == 0 and impl["verdict"] == "pass", f"exit {proc.returncode}, verdict {impl['verdict']}")
+print(f"ok: {len(laws)} laws, each passed on at least {FLOOR} judged cases, at {accepted}")
