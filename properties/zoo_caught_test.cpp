@@ -70,10 +70,14 @@ TEST(ZooRows, ReferencesPinNothing) {
 }
 
 // The opt-in laws no zoo member pins yet, each with why: known gaps, said
-// here rather than left out silently. None now (nan_propagates is pinned by
-// nan_key_dropped); a law listed here that a member pins fails the test
+// here rather than left out silently (nan_propagates is pinned by
+// nan_key_dropped now); a law listed here that a member pins fails the test
 // below, so the list cannot go stale.
-const std::set<std::string_view> kUnpinnedOptInLaws = {};
+// accuracy_within_typical (issue #33): opt-in until its no-false-alarm measurement
+// covers every profile, libtorch and the NumPy example (docs/laws.md); the sloppy
+// kernels it fails are test kernels (tests/core/accuracy_grade_test.cpp: an exp of
+// degree 4, q.k summed in 16 bits), not zoo members yet.
+const std::set<std::string_view> kUnpinnedOptInLaws = {"accuracy_within_typical"};
 
 // Every law can fail: some zoo member pins it, so the test above shows it
 // failing (a law no member fails could be one that passes everything), and
