@@ -4,10 +4,8 @@
 // tolerance.
 #include "diagnosis/fault_models.h"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "diagnosis/oracle_predictions.h"
 #include "oracle/oracle.h"
@@ -213,40 +211,6 @@ std::optional<Prediction> last_key_dropped(const Problem& p) {
   return by_oracle(with_mask_anded(p, [last](int64_t, int64_t, int64_t j) { return j != last; }));
 }
 
-// Split-KV decoding merged without rescaling (the zoo's split_kv_merge_unscaled):
-// past 2,048 keys the keys go in partitions of 1,024, each partition's weights
-// exp(s_j - m_p) against its own max m_p, summed and normalised over the row
-// without the factors exp(m_p - max m_p). Up to 2,048 keys nothing differs.
-std::optional<Prediction> split_kv_merge_unscaled(const Problem& p) {
-  constexpr int64_t kSplitPast = 2048, kPartitionKeys = 1024;
-  const Shape& s = p.shape;
-  if (s.kv_len <= kSplitPast) return std::nullopt;
-  Prediction pr = by_oracle(p);
-  std::vector<LD> w(s.kv_len);
-  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh)
-    for (int64_t i = 0; i < s.q_len; ++i) {
-      LD sum = 0;
-      for (int64_t p0 = 0; p0 < s.kv_len; p0 += kPartitionKeys) {
-        const int64_t p1 = std::min(s.kv_len, p0 + kPartitionKeys);
-        LD m = -INFINITY;
-        for (int64_t j = p0; j < p1; ++j)
-          if (p.visible(bh, i, j)) m = std::max(m, exact_logit(p, bh, i, j));
-        for (int64_t j = p0; j < p1; ++j) {
-          w[j] = p.visible(bh, i, j) ? std::exp(exact_logit(p, bh, i, j) - m) : 0;
-          sum += w[j];
-        }
-      }
-      if (!(sum > 0)) continue;  // a row that sees no key: the oracle's zeros
-      for (int64_t c = 0; c < s.value_dim; ++c) {
-        LD out = 0;
-        for (int64_t j = 0; j < s.kv_len; ++j)
-          if (p.visible(bh, i, j)) out += w[j] / sum * static_cast<LD>(p.v[p.v_at(p.kv_of(bh), j, c)]);
-        pr.out[p.out_at(bh, i, c)] = static_cast<double>(out);
-      }
-    }
-  return pr;
-}
-
 std::optional<Prediction> kv_swapped(const Problem& p) {
   if (p.shape.head_dim != p.shape.value_dim) return std::nullopt;
   Problem r = p;
@@ -306,8 +270,6 @@ const std::vector<FaultModel>& fault_models() {
         {"the causal rule's alignment swapped (top_left vs bottom_right)", causal_alignment_swapped},
         {"the causal rule off by one (each query also sees the next key)", causal_off_by_one},
         {"the last key dropped (key loop stops one short)", last_key_dropped},
-        {"split-KV partitions merged without rescaling by their maxima (past 2,048 keys, partitions of 1,024)",
-         split_kv_merge_unscaled},
         {"the mask ignored", mask_ignored},
         {"the mask applied after the softmax without renormalising", mask_after_softmax},
         {"NaN instead of zeros for rows that see no key", nan_for_empty_rows},
