@@ -147,7 +147,7 @@ TEST(Generators, V1DrawsAreUnchanged) {
   const GenOptions sets[] = {GenOptions{}, every, find_profile("default")->options(), find_profile("small")->options()};
   const uint64_t expected[4][3] = {{0x8dc7905db6f8fb7dull, 0xc4cb99646d644c06ull, 0x23787490460beda8ull},
                                    {0x3134e71c74359d8eull, 0xb89b62718158d405ull, 0x624a39c2cc8d037aull},
-                                   {0xc3d1a32bc79057f2ull, 0xc028ca230a84a4cfull, 0x48175a00a63b2877ull},
+                                   {0x955ab0d7a55dea92ull, 0xc028ca230a84a4cfull, 0x51e24a28274d6233ull},
                                    {0xb65f4da9dd83c23dull, 0x44e409f449c133d0ull, 0x8b7d79ce725fdd5bull}};
   for (int set = 0; set < 4; ++set) {
     const GenOptions& g = sets[set];
@@ -184,7 +184,7 @@ TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
   required.features = kEveryFeature;
   required.required = kEveryFeature & ~kV1Features;
   const GenOptions sets[] = {every, required};
-  const uint64_t expected[2][2] = {{0xe685e9d086e90a7cull, 0xaf70dc5469458d7cull},
+  const uint64_t expected[2][2] = {{0x413b13d0453d1b93ull, 0xaf70dc5469458d7cull},
                                    {0x29768cdcc30714a6ull, 0x08e033aa370a3318ull}};
   for (int set = 0; set < 2; ++set) {
     Fnv1a draws(Fnv1a::kSeedBasis), shrinks(Fnv1a::kSeedBasis);
@@ -202,9 +202,9 @@ TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
 // ---- long rows in the default profile (issue #33) ----------------------------
 
 // The default profile's long rows sit at fixed sizes of the ramp, so every
-// law's run has them: at 100 cases sizes 91..98 (decode over 2,049 to 32,768
-// keys, one to four queries) and 87 (prefill, q_len = kv_len from 161 to
-// 4,096); at 25 cases sizes 87, 91 and 95 are among RapidCheck's sizes. Head and
+// law's run has them: at 100 cases sizes 95..98 (decode over 2,049 to 32,768
+// keys, one to four queries) and 91 (prefill, q_len = kv_len from 161 to
+// 4,096); at 25 cases sizes 95 and 91 are among RapidCheck's sizes. Head and
 // value dims at most 16. Size 100 (the fuzzers', sample_problem's default)
 // never draws them. Before issue #33 no default case passed 2,048 keys.
 TEST(Generators, DefaultProfileDrawsLongRowsInEveryRun) {
@@ -213,19 +213,19 @@ TEST(Generators, DefaultProfileDrawsLongRowsInEveryRun) {
   g.dtypes = every_dtype();
   int64_t longest_decode = 0, longest_prefill = 0;
   for (uint64_t seed = 0; seed < 60; ++seed) {
-    for (int size = 91; size <= 98; ++size) {
+    for (int size = 95; size <= 98; ++size) {
       const Problem p = sample_problem(g, seed, size);
       EXPECT_GT(p.shape.kv_len, 2048) << "seed " << seed << " size " << size;
       EXPECT_LE(p.shape.q_len, 4);
       EXPECT_LE(std::max(p.shape.head_dim, p.shape.value_dim), 16);
       longest_decode = std::max(longest_decode, p.shape.kv_len);
     }
-    const Problem prefill = sample_problem(g, seed, 87);
+    const Problem prefill = sample_problem(g, seed, 91);
     EXPECT_EQ(prefill.shape.q_len, prefill.shape.kv_len);
     EXPECT_GE(prefill.shape.q_len, 161);
     EXPECT_LE(prefill.shape.q_len, 4096);
     longest_prefill = std::max(longest_prefill, prefill.shape.q_len);
-    for (int size : {86, 88, 99, 100}) EXPECT_LE(sample_problem(g, seed, size).shape.kv_len, 2048) << size;
+    for (int size : {90, 99, 100}) EXPECT_LE(sample_problem(g, seed, size).shape.kv_len, 2048) << size;
   }
   EXPECT_GE(longest_decode, 16384);
   EXPECT_GE(longest_prefill, 2048);

@@ -7,19 +7,16 @@ namespace attncheck {
 namespace {
 
 // The default profile's long rows (docs/speed.md gives their measured cost),
-// at fixed sizes of the ramp (ShapeDomain::from_size): 8 decode cases of 2,049
-// to 32,768 keys (sizes 91..98) and 1 prefill case of 161 to 4,096 rows (size
-// 87) in a law's 100; at 25 cases two decode (sizes 91, 95) and the prefill
-// (87). head_dim and value_dim at most 16.
-constexpr int kLongDecodeSizes[2] = {91, 99}, kLongPrefillSizes[2] = {87, 88};
+// at fixed sizes of the ramp (ShapeDomain::from_size): 4 decode cases of 2,049
+// to 32,768 keys (sizes 95..98) and 1 prefill case of 161 to 4,096 rows (size
+// 91) in a law's 100; at 25 cases one of each (sizes 91 and 95). head_dim and
+// value_dim at most 16.
+constexpr int kLongDecodeSizes[2] = {95, 99}, kLongPrefillSizes[2] = {91, 92};
 constexpr int64_t kLongRowMaxDim = 16;
 // Values of ordinary magnitude on long rows: logits the fast oracle judges on
 // its vectorised path (huge, model-sized or scaled logits in a 16-bit dtype go
-// to its careful path, seconds a call at 4,096 x 4,096), and mostly
-// continuous, varied ones: small integers tie the row's max in every block of
-// keys and a constant V hides any weight, which would hide a split-KV merge
-// that forgets the blocks' maxima (the zoo's split_kv_merge_unscaled).
-constexpr unsigned kLongRowFamilies = kGaussian | kNearEqual | kSparseInts;
+// to its careful path, seconds a call at 4,096 x 4,096).
+constexpr unsigned kLongRowFamilies = kGaussian | kSmallInts | kPositive | kNearEqual | kSparseInts;
 
 // Shape domains the profiles are made of. Limits of batch x heads keep the
 // long rows affordable: every case is evaluated by the oracle several times
@@ -131,7 +128,7 @@ GenOptions prefill_options() { return spanning({prefill_domain(4096)}); }
 GenOptions chunked_options() { return spanning({chunked_domain(512, 4096)}); }
 // Mostly today's shapes (they find most faults, cheaply), with decode rows of
 // up to 2048 keys, prefill up to 160 and chunked prefill up to 48 x 384, and
-// a few long rows (decode to 32,768 keys, prefill to 4,096; 9 cases of a
+// a few long rows (decode to 32,768 keys, prefill to 4,096; 5 cases of a
 // law's 100, at the top of its size ramp): one check of one built-in takes a few seconds on 2 cores
 // (docs/speed.md); the long profiles are for nightly runs.
 GenOptions default_options() {
