@@ -151,7 +151,9 @@ def overnight(build, plugin, work):
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stdout[-800:]!r} {p.stderr[-500:]!r}")
     with open(args_file) as f:
         runs = f.read().splitlines()
-    expect(len(runs) == 1 and runs[0].startswith("fuzz_differential "), f"runs: {runs}")
+    # overnight.sh restarts a target that ends before its time is up, and the stand-in ends at
+    # once: as many runs as fit in the 3.6 s, each of fuzz_differential with the same arguments.
+    expect(runs and all(r == runs[0] for r in runs) and runs[0].startswith("fuzz_differential "), f"runs: {runs}")
     words = runs[0].split()
     expect(words.index("-max_len=65536") > words.index("-max_len=4096"), f"the longer inputs must win: {words}")
     expect(words[-1] == os.path.join(work, "w", "fuzz_differential@decode_head_dim_128", "corpus"), f"corpus: {words}")
