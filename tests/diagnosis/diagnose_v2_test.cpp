@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,20 @@ const std::map<std::string, FeatureBits>& needs() {
   return n;
 }
 
-// The zoo members with a v2 forward of their own, from their rows.
+// Members no fault model names, each with why (a known gap, said here): skipped_tile_lse
+// (issue #33) is right on every call as drawn; only the split calls split_consistency
+// derives (a mask hiding a whole 16-key tile) show its lse fault, and the diagnosis
+// reads the drawn case. They are left out of members() (the
+// per-member model tests below); one listed here that gets a model fails EveryMemberIsDescribed.
+const std::set<std::string> kUndiagnosedMembers = {"skipped_tile_lse"};
+
+// The zoo members with a v2 forward of their own, from their rows (but kUndiagnosedMembers).
 const std::vector<Member>& members() {
   static const std::vector<Member> m = [] {
     std::vector<Member> all;
     for (const BuiltinInfo& b : builtins())
-      if (b.kind == BuiltinKind::zoo && b.forward_v2 && !b.backward_v2) {
+      if (b.kind == BuiltinKind::zoo && b.forward_v2 && !b.backward_v2 &&
+          !kUndiagnosedMembers.count(std::string(b.name))) {
         const auto n = needs().find(std::string(b.name));
         all.push_back({std::string(b.name), b.pinned_laws, std::string(b.diagnosis),
                        n == needs().end() ? FeatureBits{0} : n->second});
@@ -68,6 +77,12 @@ const std::vector<Member>& members() {
 // Every v2 member has its pinned laws, its model's words and what its model needs.
 TEST(V2Rows, EveryMemberIsDescribed) {
   ASSERT_GE(members().size(), 9u);
+  for (const std::string& name : kUndiagnosedMembers) {
+    const BuiltinInfo* b = find_builtin(name);
+    ASSERT_NE(b, nullptr) << name << " is no built-in: take it off kUndiagnosedMembers";
+    EXPECT_FALSE(b->pinned_laws.empty()) << name;
+    EXPECT_TRUE(b->diagnosis.empty()) << name << " has a model now: take it off kUndiagnosedMembers";
+  }
   for (const Member& m : members()) {
     EXPECT_FALSE(m.laws.empty()) << m.name;
     EXPECT_FALSE(m.model.empty()) << m.name << ": its row names no diagnosis";
