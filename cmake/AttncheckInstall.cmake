@@ -16,6 +16,7 @@ include(CMakePackageConfigHelpers)
 set_target_properties(attncheck PROPERTIES EXPORT_NAME cli)
 install(TARGETS attncheck EXPORT attncheckTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/attncheck/plugin.h ${PROJECT_SOURCE_DIR}/include/attncheck/plugin_v2.h
+              ${PROJECT_SOURCE_DIR}/include/attncheck/plugin_v3.h
               ${PROJECT_SOURCE_DIR}/include/attncheck/attncheck.hpp ${PROJECT_SOURCE_DIR}/include/attncheck/gtest.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attncheck)
 install(TARGETS attncheck_plugin EXPORT attncheckTargets)

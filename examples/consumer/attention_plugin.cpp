@@ -3,6 +3,11 @@
 // exported symbol returns a static attncheck_impl whose forward calls it.
 #include "attention.hpp"
 
+// The installed package ships every ABI version's header; plugin_v3.h includes
+// plugin_v2.h and plugin.h beside it, so this line fails to compile when one is missing.
+#include <attncheck/plugin_v3.h>
+static_assert(ATTNCHECK_ABI_VERSION_3 == 3u && sizeof(attncheck_call_v3) > sizeof(attncheck_call_v2));
+
 namespace {
 int forward(const attncheck_call* c, char* err, size_t err_len) {
   ScaledDotProductAttention attention;  // per call: the child process may call from any state
