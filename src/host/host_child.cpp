@@ -101,12 +101,15 @@ void isolate(int& sock, int& region_fd) {
   close_fds(hi + 1, ~0u);
 }
 
-// The plugin's entry points: v2 when it exports attncheck_plugin_v2 (which
-// then must be sound: a broken v2 export is refused, not skipped), else v1.
+// The plugin's entry point, the highest version it exports: v3 when it
+// exports attncheck_plugin_v3, else v2, else v1. The one chosen must be sound:
+// a broken v3 export is refused, never passed over for a lower one.
 struct Entry {
   const attncheck_impl* v1 = nullptr;
   const attncheck_impl_v2* v2 = nullptr;
-  bool loaded() const { return v1 || v2; }
+  const attncheck_impl_v3* v3 = nullptr;
+  bool loaded() const { return v1 || v2 || v3; }
+  int version() const { return v3 ? 3 : v2 ? 2 : 1; }
 };
 
 // A plugin that refuses to load (its entry returns NULL) may say why through
@@ -148,6 +151,36 @@ const attncheck_impl_v2* load_v2(void* sym, HelloMessage& hello) {
   return impl;
 }
 
+// A v3 export: only abi_version and forward are judged here; its features,
+// kv_formats, numerics and promises travel in the hello, and the parent
+// refuses what the spec refuses (v3_declaration.h), naming field and value.
+const attncheck_impl_v3* load_v3(void* sym, HelloMessage& hello) {
+  using EntryFn = const attncheck_impl_v3* (*)();
+  const attncheck_impl_v3* impl = reinterpret_cast<EntryFn>(sym)();
+  copy_text(hello.text, sizeof hello.text, "attncheck_plugin_v3");
+  if (!impl) {
+    hello.status = LoadStatus::null_impl;
+    return nullptr;
+  }
+  hello.abi_version = impl->abi_version;
+  if (impl->abi_version != ATTNCHECK_ABI_VERSION_3) {
+    hello.status = LoadStatus::abi_mismatch;
+    return nullptr;
+  }
+  if (!impl->forward) {
+    hello.status = LoadStatus::null_forward;
+    return nullptr;
+  }
+  hello.features = impl->features;
+  hello.kv_formats = impl->kv_formats;
+  hello.numerics = impl->numerics;
+  hello.promises = impl->promises;
+  hello.has_backward = impl->backward ? 1 : 0;
+  hello.status = LoadStatus::ok;
+  copy_text(hello.text, sizeof hello.text, impl->name);
+  return impl;
+}
+
 const attncheck_impl* load_v1(void* sym, HelloMessage& hello) {
   using EntryFn = const attncheck_impl* (*)();
   const attncheck_impl* impl = reinterpret_cast<EntryFn>(sym)();
@@ -177,6 +210,12 @@ Entry load(const char* path, HelloMessage& hello) {
     hello.status = LoadStatus::dlopen_failed;
     copy_text(hello.text, sizeof hello.text, dlerror());
     return {};
+  }
+  dlerror();
+  if (void* sym = dlsym(lib, "attncheck_plugin_v3")) {
+    Entry e{nullptr, nullptr, load_v3(sym, hello)};
+    if (hello.status == LoadStatus::null_impl) load_error_reason(lib, hello);
+    return e;
   }
   dlerror();
   if (void* sym = dlsym(lib, "attncheck_plugin_v2")) {
@@ -275,7 +314,19 @@ void run_host_child(const char* path, int sock, int region_fd) {
       mapped = req.region_size;
     }
 
-    if (req.abi == 2 && impl.v2 && req.backward && !impl.v2->backward) {
+    if (req.abi == 3 && impl.v3 && req.backward && !impl.v3->backward) {
+      reply.host_failed = 1;
+      std::snprintf(reply.err, sizeof reply.err, "host child got a backward call for a plugin without backward");
+      if (!send_all(sock, &reply, sizeof reply)) _exit(0);
+      continue;
+    } else if (req.abi == 3 && impl.v3 && req.backward) {
+      const attncheck_call_v3 call = from_wire(req.v3, base);
+      const attncheck_grad grad = from_wire(req.grad, base);
+      reply.rc = impl.v3->backward(&call, &grad, reply.err, sizeof reply.err);
+    } else if (req.abi == 3 && impl.v3) {
+      const attncheck_call_v3 call = from_wire(req.v3, base);
+      reply.rc = impl.v3->forward(&call, reply.err, sizeof reply.err);
+    } else if (req.abi == 2 && impl.v2 && req.backward && !impl.v2->backward) {
       reply.host_failed = 1;
       std::snprintf(reply.err, sizeof reply.err, "host child got a backward call for a plugin without backward");
       if (!send_all(sock, &reply, sizeof reply)) _exit(0);
@@ -307,7 +358,7 @@ void run_host_child(const char* path, int sock, int region_fd) {
     } else {
       reply.host_failed = 1;
       std::snprintf(reply.err, sizeof reply.err, "host child got a v%d call for a v%d plugin", req.abi,
-                    impl.v2 ? 2 : 1);
+                    impl.version());
       if (!send_all(sock, &reply, sizeof reply)) _exit(0);
       continue;
     }

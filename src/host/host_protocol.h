@@ -4,8 +4,9 @@
 // shares the child with this protocol but not its fd numbers' meaning to the
 // parent: whatever it prints goes to stderr, never into the socket.
 //
-//   child  -> parent  HelloMessage   once, after dlopen + attncheck_plugin_v2()
-//                                    (or, without it, attncheck_plugin_v1())
+//   child  -> parent  HelloMessage   once, after dlopen + attncheck_plugin_v3()
+//                                    (or, without it, attncheck_plugin_v2(), else
+//                                    attncheck_plugin_v1(): the highest version present)
 //   parent -> child   CallRequest    one per forward call; the tensors are in
 //                                    the shared region (see call_layout.h)
 //   child  -> parent  CallReply      forward's return code and err text
@@ -31,7 +32,7 @@
 
 #include <cstdint>
 
-#include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 #include "host/call_wire.h"
 
 namespace attncheck::host {
@@ -40,17 +41,20 @@ enum class LoadStatus : int32_t {
   ok = 0,          // text = the plugin's name
   dlopen_failed,   // text = dlerror()
   no_symbol,       // text = dlerror()
-  null_impl,       // attncheck_plugin_v1() (or _v2, text says which) returned NULL
+  null_impl,       // attncheck_plugin_v1() (or _v2, _v3: text says which) returned NULL
   abi_mismatch,    // abi_version holds what the plugin reports; text the symbol
-  null_forward,    // the attncheck_impl (or _v2) has no forward function; text the symbol
-  unknown_features,  // features holds bits no ATTNCHECK_FEATURE_* names
+  null_forward,    // the attncheck_impl (or _v2, _v3) has no forward function; text the symbol
+  unknown_features,  // features holds bits no ATTNCHECK_FEATURE_* of ABI v2 names (a v2 plugin)
 };
 
 struct HelloMessage {
   LoadStatus status = LoadStatus::ok;
-  uint32_t abi_version = 0;  // 1 or 2: the ABI the host calls the plugin through
-  uint32_t features = 0;     // a v2 plugin's ATTNCHECK_FEATURE_* bits
-  int32_t has_backward = 0;  // 1: a v2 plugin whose `backward` is not NULL
+  uint32_t abi_version = 0;  // 1, 2 or 3: the ABI the host calls the plugin through
+  uint32_t features = 0;     // a v2 or v3 plugin's ATTNCHECK_FEATURE_* bits
+  int32_t has_backward = 0;  // 1: a v2 or v3 plugin whose `backward` is not NULL
+  // A v3 plugin's other declarations, as it made them: the parent judges them
+  // (v3_declaration.h) and refuses the plugin when the spec says to.
+  uint32_t kv_formats = 0, numerics = 0, promises = 0;
   int32_t pid = 0;           // the host's: a call's CPU time starts from the host's own
   char text[1024] = {};
   // null_impl only: what the plugin's optional attncheck_plugin_load_error()
@@ -64,9 +68,10 @@ struct CallRequest {
   // 1: this message carries a new region memfd (SCM_RIGHTS) that replaces the
   // child's; the region is sealed at region_size bytes (shared_region.h).
   int32_t region_fd_attached = 0;
-  int32_t abi = 1;  // 2: the call is `v2`; 1: the fields below
+  int32_t abi = 1;  // 3: the call is `v3`; 2: the call is `v2`; 1: the fields below
   WireCallV2 v2;
-  // 1 (abi 2 only): call the plugin's backward on `v2` and `grad`, not forward;
+  WireCallV3 v3;
+  // 1 (abi 2 and 3): call the plugin's backward on `v2` (`v3`) and `grad`, not forward;
   // out and lse in the region hold what the forward call just wrote.
   int32_t backward = 0;
   WireGrad grad;

@@ -16,6 +16,7 @@
 #include "text/printable_text.h"
 #include "host/shared_region.h"
 #include "host/unclaimed_bytes.h"
+#include "host/v3_declaration.h"
 #include "call/call_layout.h"
 
 namespace attncheck {
@@ -74,11 +75,14 @@ class PluginImplementation final : public Implementation {
   std::string name() const override { return name_; }
   std::string source() const override { return options_.source.empty() ? "plugin:" + path_ : options_.source; }
   Outcome run(const Problem& problem) override;
-  // A v2 plugin's declared features (and kBackwardFeature when its backward
-  // is not NULL); a v1 plugin takes masks and causal rules.
+  // A v2 or v3 plugin's declared v2 features (and kBackwardFeature when its
+  // backward is not NULL); a v1 plugin takes masks and causal rules. A v3
+  // plugin's own bits (11 to 16) are not among them: no problem uses them yet
+  // (declared_not_judged says so), and bit 16 is kBackwardFeature here.
   FeatureBits features() const override {
-    return abi_ == 2 ? features_ | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
+    return abi_ >= 2 ? (features_ & kAllFeatures) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
   }
+  std::vector<std::string> declared_not_judged() const override { return not_judged_; }
 
   // Starts (or restarts) the host child and waits for its hello.
   StartFailure start_host();
@@ -119,7 +123,8 @@ class PluginImplementation final : public Implementation {
   std::string name_;
   uint32_t abi_ = 1;        // the ABI the plugin is called through (its hello)
   FeatureBits features_ = 0;
-  bool has_backward_ = false;  // a v2 plugin with a backward entry (its hello)
+  bool has_backward_ = false;  // a v2 or v3 plugin with a backward entry (its hello)
+  std::vector<std::string> not_judged_;  // a v3 plugin's declarations no law judges yet
   SharedRegion region_;
   uint64_t child_region_generation_ = 0;  // the region the running child has
   ChildProcess child_;
@@ -153,12 +158,19 @@ StartFailure PluginImplementation::start_host() {
     child_.kill_and_reap();
     return {load_failure_message(path_, hello)};
   }
+  if (std::string refused = declaration_refusal(path_, hello); !refused.empty()) {
+    child_.kill_and_reap();
+    return {refused};
+  }
   hello.text[sizeof hello.text - 1] = 0;
   child_.set_host_pid(hello.pid);
   name_ = hello.text[0] ? printable(hello.text) : base_name(path_);
   abi_ = hello.abi_version;
   features_ = hello.features;
-  has_backward_ = hello.abi_version == 2 && hello.has_backward != 0;
+  has_backward_ = hello.abi_version >= 2 && hello.has_backward != 0;
+  if (hello.abi_version == 3)
+    not_judged_ = v3_declarations_not_judged(
+        {hello.features, hello.kv_formats, hello.numerics, hello.promises, has_backward_});
   return {};
 }
 
@@ -178,7 +190,8 @@ Outcome PluginImplementation::run(const Problem& problem) {
   }
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
-  const CallLayout layout = layout_for(problem, static_cast<int>(abi_));
+  // A v3 call of this slice is a v2 call with every added field neutral: v2's layout.
+  const CallLayout layout = layout_for(problem, abi_ >= 2 ? 2 : 1);
   std::string why;
   if (!region_.ensure(layout.total, why)) return {CallStatus::error, {}, why};
   if (!child_.running()) {
@@ -222,6 +235,8 @@ Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout&
   req.region_fd_attached = new_region ? 1 : 0;
   req.abi = static_cast<int32_t>(abi_);
   if (abi_ == 2) req.v2 = host::to_wire(abi_call_v2(problem, layout, region_.data()), region_.data());
+  if (abi_ == 3)
+    req.v3 = host::to_wire(host::neutral_call_v3(abi_call_v2(problem, layout, region_.data())), region_.data());
   req.q = layout.q;
   req.k = layout.k;
   req.v = layout.v;

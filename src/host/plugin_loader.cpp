@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/v3_declaration.h"
 #include "text/printable_text.h"
 
 namespace attncheck {
@@ -61,17 +62,19 @@ std::string raw_load_failure_message(const std::string& path, const host::HelloM
     case LoadStatus::ok: return "";
     case LoadStatus::dlopen_failed: return prefix(path) + dlopen_cause(text);
     case LoadStatus::no_symbol:
-      return prefix(path) + "it exports neither attncheck_plugin_v2 nor attncheck_plugin_v1 (declare one extern \"C\" with default visibility; " +
+      return prefix(path) +
+             "it exports none of attncheck_plugin_v3, attncheck_plugin_v2, attncheck_plugin_v1 (declare one "
+             "extern \"C\" with default visibility; " +
              text + ")";
     case LoadStatus::null_impl: {
       const std::string reason(hello.reason, strnlen(hello.reason, sizeof hello.reason));
       return prefix(path) + text + "() returned NULL" + (reason.empty() ? std::string() : ": " + reason);
     }
     case LoadStatus::abi_mismatch: {
-      const bool v2 = text == "attncheck_plugin_v2";
+      const std::string version = text == "attncheck_plugin_v3" ? "3" : text == "attncheck_plugin_v2" ? "2" : "1";
       return prefix(path) + "it reports plugin ABI version " + std::to_string(hello.abi_version) + " from " + text +
-             "(), which must report version " + (v2 ? "2" : "1") + " (rebuild it against this attncheck's attncheck/plugin" +
-             (v2 ? "_v2" : "") + ".h)";
+             "(), which must report version " + version + " (rebuild it against this attncheck's attncheck/plugin" +
+             (version == "1" ? "" : "_v" + version) + ".h)";
     }
     case LoadStatus::null_forward:
       return prefix(path) + "the implementation " + text + "() returns has a NULL forward function";
@@ -89,6 +92,13 @@ std::string raw_load_failure_message(const std::string& path, const host::HelloM
 
 std::string load_failure_message(const std::string& path, const host::HelloMessage& hello) {
   return printable(raw_load_failure_message(path, hello));
+}
+
+std::string declaration_refusal(const std::string& path, const host::HelloMessage& hello) {
+  if (hello.abi_version != ATTNCHECK_ABI_VERSION_3) return "";
+  const std::string why = v3_declaration_refusal(
+      {hello.features, hello.kv_formats, hello.numerics, hello.promises, hello.has_backward != 0});
+  return why.empty() ? "" : printable(prefix(path) + why);
 }
 
 std::string load_crash_message(const std::string& path, const std::string& how_it_ended) {

@@ -21,6 +21,12 @@ std::string plugin_file_problem(const std::string& path);
 // The full message for a child's refusal.
 std::string load_failure_message(const std::string& path, const host::HelloMessage& hello);
 
+// A loaded v3 plugin's declaration that docs/abi/plugin-abi-v3.md says to
+// refuse (unknown bits, kv_formats without its feature, ...): the full
+// message, naming the field and its value; "" when it is accepted (and for
+// versions 1 and 2, which the child judged).
+std::string declaration_refusal(const std::string& path, const host::HelloMessage& hello);
+
 // The full message for a child that died or hung while loading.
 std::string load_crash_message(const std::string& path, const std::string& how_it_ended);
 // A load past its limits: which one, and the time it used (CPU and wall-clock).

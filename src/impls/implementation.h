@@ -22,6 +22,11 @@ class Implementation {
   // generators send only problems whose Problem::features() lie within them.
   // A v1 implementation takes masks and causal rules.
   virtual FeatureBits features() const { return kV1Features; }
+  // What it declares that this version of attncheck does not judge yet (a
+  // version-3 plugin's features, K/V formats, numerics and promises beyond
+  // version 2: "feature paged", "promise deterministic"): no law draws a case
+  // that uses them, so its verdict covers none of them, and the reports say so.
+  virtual std::vector<std::string> declared_not_judged() const { return {}; }
 };
 
 // What an implementation answers, without being called, for a problem that
