@@ -315,6 +315,28 @@ TEST(KvScale, FourGranularitiesThroughAView) {
             1.0);
 }
 
+// A view's strides count units: elements of the dtype for DTYPE, 34-byte blocks for Q8_0.
+// Catches strides read as bytes or as channels, and DTYPE's unit taken as the table's 0 bytes.
+TEST(KvDecode, ViewsCountStridesInUnits) {
+  // DTYPE under an f16 call: [2 rows][3 elements], rows 4 elements apart (a gap of one).
+  const uint16_t f16[8] = {0x3C00, 0x4000, 0x4200, 0x7E00, 0x4400, 0x4500, 0x4600, 0x7E00};  // 1 2 3 NaN 4 5 6 NaN
+  KvView d{reinterpret_cast<const uint8_t*>(f16), KvFormat::dtype, DType::f16, {0, 0, 4, 1}, {}};
+  double got[64];
+  ASSERT_TRUE(decode_view_row(d, 0, 0, 0, 1, 3, got).finite());
+  EXPECT_EQ(std::vector<double>(got, got + 3), (std::vector<double>{4, 5, 6}));
+  // Q8_0: kv head h's row at 2 blocks (64 channels) per head, 3 heads.
+  std::vector<uint8_t> pool(6 * 34, 0);
+  for (int h = 0; h < 3; ++h) {
+    const uint16_t d_bits = static_cast<uint16_t>(0x3C00 + 0x400 * h);  // 1, 2, 4
+    put_block_d(KvFormat::q8_0, pool.data() + h * 68, 0, d_bits);
+    put_block_d(KvFormat::q8_0, pool.data() + h * 68, 1, d_bits);
+    for (int c = 0; c < 64; ++c) put_code(KvFormat::q8_0, pool.data() + h * 68, c, static_cast<uint32_t>(c));
+  }
+  KvView q{pool.data(), KvFormat::q8_0, DType::f32, {0, 2, 0, 1}, {}};
+  ASSERT_TRUE(decode_view_row(q, 0, 0, 2, 0, 64, got).finite());
+  for (int c = 0; c < 64; ++c) EXPECT_EQ(got[c], 4.0 * c) << c;
+}
+
 // A scale that is not finite and > 0, and a negative stride, are named; good ones pass.
 TEST(KvScale, InconsistencyNamesTheScale) {
   std::vector<float> data(12, 1.0f);
