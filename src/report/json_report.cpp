@@ -102,6 +102,8 @@ nlohmann::ordered_json report_to_json(const RunReport& report) {
     j["dtypes"] = dtypes;
     if (!i.notes.empty()) j["notes"] = i.notes;
     if (!i.accepted_shapes.empty()) j["accepted_shapes"] = i.accepted_shapes;
+    // Extension: what it declares that no law of this attncheck judged (docs/reports.md).
+    if (!i.not_checked.empty()) j["not_checked"] = i.not_checked;
     j["judged"] = i.judged();
     j["seconds"] = i.seconds;
     // Extension: the grade beside the verdict (the grading law's, repeated here).

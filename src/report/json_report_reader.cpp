@@ -208,6 +208,7 @@ ImplementationResult read_implementation(const json& j, const std::string& where
   i.dtypes = f.dtypes("dtypes");
   if (f.has("notes")) i.notes = f.texts("notes");
   i.accepted_shapes = f.text_or("accepted_shapes", "");
+  if (f.has("not_checked")) i.not_checked = f.texts("not_checked");
   const int judged = f.integer("judged");
   i.seconds = f.number("seconds");
   if (default_run) {
@@ -269,6 +270,7 @@ ShardRecord read_shard(const json& j, const std::string& file) {
     e.dtypes = p.dtypes("dtypes");
     e.accepted_shapes = p.text("accepted_shapes");
     e.probe_notes = p.texts("probe_notes");
+    e.not_checked = p.texts("not_checked");
     e.probe_fault = bytes(p, "probe_fault");
     p.done();
     s.plan.push_back(std::move(e));

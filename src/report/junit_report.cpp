@@ -244,6 +244,13 @@ std::string report_to_junit(const RunReport& report) {
     for (const AccuracyGrade& g : impl.accuracy())
       suites << "      <property name=\"accuracy_" << dtype_name(g.dtype) << "\" value=\"" << xml_escape(accuracy_text(g))
              << "\"/>\n";
+    // What it declares that no law judged: the suite's pass says nothing of it.
+    if (!impl.not_checked.empty()) {
+      std::string what;
+      for (const std::string& n : impl.not_checked) what += (what.empty() ? "" : ", ") + n;
+      suites << "      <property name=\"not_checked\" value=\""
+             << xml_escape("declared but not checked by this version of attncheck: " + what) << "\"/>\n";
+    }
     suites << "    </properties>\n"
            << cases.str() << "  </testsuite>\n";
   }

@@ -156,6 +156,14 @@ std::string report_to_markdown(const RunReport& report) {
   md << "\n\nCells: the verdict and the cases it rests on (judged). ⚠️ expected fail: a declared known failure "
         "(--expect-fail, --config, a case file's \"expect\"), not counted against the verdict.\n";
 
+  for (const ImplementationResult& i : report.implementations) {
+    if (i.not_checked.empty()) continue;
+    std::string what;
+    for (const std::string& n : i.not_checked) what += (what.empty() ? "" : ", ") + n;
+    md << "\n**Not checked**: **" << markdown_cell(i.name) << "** declares what this version of attncheck does "
+       << "not check yet, so its verdict covers none of it: " << markdown_cell(what) << "\n";
+  }
+
   md << accuracy_markdown(report);
 
   bool header = false;

@@ -79,6 +79,11 @@ struct ImplementationResult {
   bool insufficient_fails = true;
   // What the probe learned about the shapes it accepts ("head_dim in {128}; q_len 1 only"); empty: anything.
   std::string accepted_shapes;
+  // What it declares that this version of attncheck does not check yet
+  // (Implementation::declared_not_judged: a version-3 plugin's "feature paged",
+  // "promise deterministic", ...): no law judged any of it, whatever the
+  // verdict, and every report says so. Empty: everything declared was judged.
+  std::vector<std::string> not_checked;
 
   bool failed() const;  // a law failed, or one was insufficient (unless allowed): the JSON verdict "fail"
   int count(LawStatus s) const;

@@ -58,6 +58,7 @@ nlohmann::ordered_json shard_to_json(const ShardRecord& s) {
     p["dtypes"] = dtypes;
     p["accepted_shapes"] = e.accepted_shapes;
     p["probe_notes"] = e.probe_notes;
+    p["not_checked"] = e.not_checked;
     p["probe_fault"] = to_hex(e.probe_fault);
     plan.push_back(p);
   }

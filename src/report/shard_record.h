@@ -40,6 +40,7 @@ struct ShardPlanEntry {
   std::vector<DType> dtypes;         // what its laws draw from, after the probes
   std::string accepted_shapes;       // ImplementationResult::accepted_shapes
   std::vector<std::string> probe_notes;  // a note per dtype the probes dropped
+  std::vector<std::string> not_checked;  // ImplementationResult::not_checked
   // The probes' process fault as an encoded LawResult (run/law_result_wire.h:
   // run.law = where it was found, run.fault_* = the fault); empty: none.
   std::string probe_fault;

@@ -215,6 +215,7 @@ ImplementationResult finish_results(const FinishFacts& target, std::vector<LawRe
 void add_probe_findings(ImplementationResult& r, const Target& target) {
   if (!target.probes) return;
   r.accepted_shapes = target.probes->shapes.describe();
+  r.not_checked = target.probes->not_judged;
   for (const DroppedDType& d : target.probes->dtypes.dropped) r.notes.push_back(describe(d));
 }
 

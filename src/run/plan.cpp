@@ -47,6 +47,7 @@ bool probe_target(Target& target, const std::vector<DType>& requested) {
   probes.dtypes = probe_dtypes(*target.loaded, requested);
   // The shapes in the first dtype it offers: a shape limit is the kernel's, not the dtype's.
   if (!probes.dtypes.supported.empty()) probes.shapes = probe_shapes(*target.loaded, probes.dtypes.supported.front());
+  probes.not_judged = target.loaded->declared_not_judged();
   const bool any = !probes.dtypes.supported.empty();
   target.probes = std::move(probes);
   return any;

@@ -164,6 +164,7 @@ ShardPlanEntry shard_plan_entry(const Target& target, const std::vector<const La
     }
   if (target.probes) {
     e.accepted_shapes = target.probes->shapes.describe();
+    e.not_checked = target.probes->not_judged;
     for (const DroppedDType& d : target.probes->dtypes.dropped) e.probe_notes.push_back(describe(d));
   }
   return e;

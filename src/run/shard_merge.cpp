@@ -110,6 +110,7 @@ ImplementationResult merged_implementation(const std::vector<ShardFile>& files, 
   r.expectation = e.expectation;
   r.insufficient_fails = !first.allow_insufficient;
   r.accepted_shapes = e.accepted_shapes;
+  r.not_checked = e.not_checked;
   for (const ShardFile& f : files)
     for (const ImplementationResult& i : f.report.implementations)
       if (i.name == e.name) r.seconds += i.seconds;

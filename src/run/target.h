@@ -38,6 +38,9 @@ ImplementationFactory builtin_factory(const std::string& name);
 struct TargetProbes {
   DTypeProbe dtypes;    // which of the requested dtypes it offers
   ShapeFindings shapes;  // which shapes it accepts (in the first offered dtype)
+  // What it declares that no law judges yet (Implementation::declared_not_judged),
+  // read while it is loaded: under --jobs the instance is closed before the laws.
+  std::vector<std::string> not_judged;
 
   // The probes' process fault, charged to its process law like any other. The
   // dtype probe's comes first: after it, a plugin that cannot be restarted

@@ -6,7 +6,12 @@
  * fault, so that some laws fail and others pass: with a bias, every output is
  * 1 + 2^-6 times too large. The v3 export declares the same features, no v3
  * bit, and hands &call->v2 to the same functions: the call's added fields are
- * neutral (docs/abi/plugin-abi-v3.md: then `v2` alone is a version-2 call). */
+ * neutral (docs/abi/plugin-abi-v3.md: then `v2` alone is a version-2 call).
+ * With CORRECT_DECLARES_V3 (and EXPORT_AS_V3) the kernel is the example's own,
+ * without the fault, and the v3 export also declares what no law judges yet
+ * (PAGED, KV_FORMATS with Q8_0 and Q4_0, Q_AS_Q8_0, DETERMINISTIC and
+ * BATCH_INVARIANT): it passes every law, and the reports must say that none of
+ * those declarations was checked. */
 #include <stdio.h>
 
 /* The example's own entry points get other names; this file exports its own. */
@@ -34,7 +39,11 @@ static void scale_out(const attncheck_call_v2 *c) {
 
 static int bias_scaled_forward_v2(const attncheck_call_v2 *c, char *err, size_t err_len) {
   const int rc = example_forward_v2(c, err, err_len);
+#ifndef CORRECT_DECLARES_V3
   if (rc == ATTNCHECK_OK && c->bias.data) scale_out(c);
+#else
+  (void)scale_out;
+#endif
   return rc;
 }
 
@@ -53,9 +62,24 @@ static int backward_v3(const attncheck_call_v3 *c, const attncheck_grad *g, char
   return example_backward_v2(&c->v2, g, err, err_len);
 }
 
+#ifndef CORRECT_DECLARES_V3
 const attncheck_impl_v3 *attncheck_plugin_v3(void) {
   static const attncheck_impl_v3 impl = {ATTNCHECK_ABI_VERSION_3, EXAMPLE_V2_FEATURES, 0, 0, 0, "bias_scaled",
                                          bias_scaled_forward_v3, backward_v3};
   return &impl;
 }
+#else
+const attncheck_impl_v3 *attncheck_plugin_v3(void) {
+  static const attncheck_impl_v3 impl = {
+      ATTNCHECK_ABI_VERSION_3,
+      EXAMPLE_V2_FEATURES | ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_KV_FORMATS,
+      (1u << ATTNCHECK_KV_Q8_0) | (1u << ATTNCHECK_KV_Q4_0),
+      ATTNCHECK_NUMERICS_Q_AS_Q8_0,
+      ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT,
+      "declares_v3",
+      bias_scaled_forward_v3,
+      backward_v3};
+  return &impl;
+}
+#endif
 #endif

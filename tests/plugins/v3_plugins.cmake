@@ -31,9 +31,21 @@ endforeach()
 attncheck_test_plugin(attncheck_test_v2_kernel_as_v2_plugin v2_kernel_as_v2_plugin v2_kernel_as_v3_plugin.c 99 NONE)
 attncheck_test_plugin(attncheck_test_v2_kernel_as_v3_plugin v2_kernel_as_v3_plugin v2_kernel_as_v3_plugin.c 99
                       EXPORT_AS_V3)
+# The example's kernel, correct, declaring v3 features, formats, numerics and promises.
+attncheck_test_plugin(attncheck_test_v3_declares_unjudged_plugin v3_declares_unjudged_plugin
+                      v2_kernel_as_v3_plugin.c 99 "EXPORT_AS_V3;CORRECT_DECLARES_V3")
 
 add_executable(plugin_host_v3_test plugin_host_v3_test.cpp)
 target_link_libraries(plugin_host_v3_test PRIVATE attncheck_lib GTest::gtest_main)
 target_compile_definitions(plugin_host_v3_test PRIVATE ATTNCHECK_TEST_PLUGIN_DIR="${ATTNCHECK_TEST_PLUGIN_DIR}")
 add_dependencies(plugin_host_v3_test ${attncheck_test_plugin_targets})
 gtest_discover_tests(plugin_host_v3_test PROPERTIES LABELS plugin)
+
+# The same, through the command line (tests/plugins/v3_cli.py): a few one- and two-law checks.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+foreach(scenario same-verdicts refused not-checked)
+  add_test(NAME plugin_v3_cli_${scenario}
+           COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/v3_cli.py $<TARGET_FILE:attncheck> ${scenario}
+                   ${ATTNCHECK_TEST_PLUGIN_DIR} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/v3_cli)
+  set_tests_properties(plugin_v3_cli_${scenario} PROPERTIES LABELS "cli;plugin" TIMEOUT 120)
+endforeach()
