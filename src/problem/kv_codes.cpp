@@ -8,27 +8,6 @@ namespace attncheck {
 
 namespace {
 
-constexpr int64_t kKvBlockChannels = 32;
-
-// The byte of channel c's code and the shift of its nibble (0 for whole bytes), by the rules of
-// kv_codes.h. 16-bit codes are handled by the callers.
-struct KvCodePlace {
-  int64_t byte;
-  int shift;
-};
-
-KvCodePlace kv_code_place(KvFormat f, int64_t c) {
-  switch (f) {
-    case KvFormat::int4: return {c / 2, c % 2 == 0 ? 0 : 4};
-    case KvFormat::q8_0: return {(c / kKvBlockChannels) * info(f).unit_bytes + 2 + c % kKvBlockChannels, 0};
-    case KvFormat::q4_0: {
-      const int64_t j = c % kKvBlockChannels;
-      return {(c / kKvBlockChannels) * info(f).unit_bytes + 2 + j % 16, j < 16 ? 0 : 4};
-    }
-    default: return {c, 0};  // fp8, int8: one byte a channel
-  }
-}
-
 double fp8_value(uint32_t code, int mantissa_bits, int bias, bool ieee_specials) {
   const bool negative = (code & 0x80u) != 0;
   const int e = static_cast<int>((code & 0x7Fu) >> mantissa_bits);
@@ -46,11 +25,19 @@ double fp8_value(uint32_t code, int mantissa_bits, int bias, bool ieee_specials)
   return negative ? -v : v;
 }
 
-// Every e4m3 or e5m2 code's value, computed once from the bit fields above.
-struct Fp8Table {
+// The value of every code of an 8- or 4-bit format, computed once, by the rules of kv_codes.h.
+struct KvCodeTable {
   double value[256];
-  Fp8Table(int mantissa_bits, int bias, bool ieee_specials) {
-    for (uint32_t code = 0; code < 256; ++code) value[code] = fp8_value(code, mantissa_bits, bias, ieee_specials);
+  explicit KvCodeTable(KvFormat f) {
+    for (uint32_t code = 0; code < 256; ++code) {
+      switch (f) {
+        case KvFormat::fp8_e4m3: value[code] = fp8_value(code, 3, 7, false); break;
+        case KvFormat::fp8_e5m2: value[code] = fp8_value(code, 2, 15, true); break;
+        case KvFormat::int8:
+        case KvFormat::q8_0: value[code] = static_cast<int8_t>(static_cast<uint8_t>(code)); break;
+        default: value[code] = static_cast<double>(static_cast<int>(code & 0xFu) - 8); break;  // int4, q4_0
+      }
+    }
   }
 };
 
@@ -62,17 +49,6 @@ uint32_t signed_finite_code(int64_t index, int64_t positive_count, uint32_t sign
 }
 
 }  // namespace
-
-uint32_t get_code(KvFormat f, const uint8_t* units, int64_t c) {
-  if (info(f).code_bits == 16) {
-    uint16_t w;
-    std::memcpy(&w, units + 2 * c, 2);
-    return w;
-  }
-  const KvCodePlace at = kv_code_place(f, c);
-  const uint32_t byte = units[at.byte];
-  return info(f).code_bits == 4 ? (byte >> at.shift) & 0xFu : byte;
-}
 
 void put_code(KvFormat f, uint8_t* units, int64_t c, uint32_t code) {
   if (info(f).code_bits == 16) {
@@ -97,28 +73,27 @@ void put_block_d(KvFormat f, uint8_t* units, int64_t m, uint16_t d_bits) {
   std::memcpy(units + m * info(f).unit_bytes, &d_bits, 2);
 }
 
-double code_value(KvFormat f, uint32_t code) {
+const double* code_values(KvFormat f) {
+  static const KvCodeTable e4m3(KvFormat::fp8_e4m3), e5m2(KvFormat::fp8_e5m2), int8(KvFormat::int8),
+      nibble(KvFormat::int4);
   switch (f) {
-    case KvFormat::f16:
-    case KvFormat::bf16: {
-      const auto w = static_cast<uint16_t>(code);
-      return decode_element(f == KvFormat::f16 ? DType::f16 : DType::bf16, &w);  // dtype.cpp's codec
-    }
-    case KvFormat::fp8_e4m3: {
-      static const Fp8Table e4m3(3, 7, false);
-      return e4m3.value[code & 0xFFu];
-    }
-    case KvFormat::fp8_e5m2: {
-      static const Fp8Table e5m2(2, 15, true);
-      return e5m2.value[code & 0xFFu];
-    }
+    case KvFormat::fp8_e4m3: return e4m3.value;
+    case KvFormat::fp8_e5m2: return e5m2.value;
     case KvFormat::int8:
-    case KvFormat::q8_0: return static_cast<int8_t>(static_cast<uint8_t>(code));
+    case KvFormat::q8_0: return int8.value;
     case KvFormat::int4:
-    case KvFormat::q4_0: return static_cast<double>(static_cast<int>(code & 0xFu) - 8);
-    case KvFormat::dtype: break;
+    case KvFormat::q4_0: return nibble.value;
+    default: return nullptr;
   }
-  return std::numeric_limits<double>::quiet_NaN();  // dtype has no codes here
+}
+
+double code_value(KvFormat f, uint32_t code) {
+  if (f == KvFormat::f16 || f == KvFormat::bf16) {
+    const auto w = static_cast<uint16_t>(code);
+    return decode_element(f == KvFormat::f16 ? DType::f16 : DType::bf16, &w);  // dtype.cpp's codec
+  }
+  const double* values = code_values(f);
+  return values ? values[code & 0xFFu] : std::numeric_limits<double>::quiet_NaN();  // dtype has no codes here
 }
 
 int64_t finite_code_count(KvFormat f) {

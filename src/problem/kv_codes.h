@@ -14,12 +14,41 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "problem/kv_format.h"
 
 namespace attncheck {
 
-uint32_t get_code(KvFormat f, const uint8_t* units, int64_t c);
+// The byte that holds channel c's code and the shift of its nibble (0 for whole bytes), for the
+// 8- and 4-bit formats: the one statement of INT4's pairs and Q4_0's halves.
+struct KvCodePlace {
+  int64_t byte;
+  int shift;
+};
+constexpr KvCodePlace kv_code_place(KvFormat f, int64_t c) {
+  constexpr int64_t kBlock = 32;  // channels of a Q8_0 or Q4_0 block
+  switch (f) {
+    case KvFormat::int4: return {c / 2, c % 2 == 0 ? 0 : 4};  // pairs: even channel low
+    case KvFormat::q8_0: return {(c / kBlock) * info(f).unit_bytes + 2 + c % kBlock, 0};
+    case KvFormat::q4_0: {  // halves: channels j and 16 + j share qs[j], j low
+      const int64_t j = c % kBlock;
+      return {(c / kBlock) * info(f).unit_bytes + 2 + j % 16, j < 16 ? 0 : 4};
+    }
+    default: return {c, 0};  // fp8, int8: one byte a channel
+  }
+}
+
+inline uint32_t get_code(KvFormat f, const uint8_t* units, int64_t c) {
+  if (info(f).code_bits == 16) {
+    uint16_t w;
+    std::memcpy(&w, units + 2 * c, 2);
+    return w;
+  }
+  const KvCodePlace at = kv_code_place(f, c);
+  const uint32_t byte = units[at.byte];
+  return info(f).code_bits == 4 ? (byte >> at.shift) & 0xFu : byte;
+}
 void put_code(KvFormat f, uint8_t* units, int64_t c, uint32_t code);
 // The d of block m of a Q8_0 or Q4_0 row, as binary16 bits.
 uint16_t get_block_d(KvFormat f, const uint8_t* units, int64_t m);
@@ -33,6 +62,9 @@ void put_block_d(KvFormat f, uint8_t* units, int64_t m, uint16_t d_bits);
 //   INT4, Q4_0  nibble - 8, -8 .. 7
 // NaN and infinity codes come back as NaN and +-inf: never turned into a number.
 double code_value(KvFormat f, uint32_t code);
+// code_value of every code of an 8- or 4-bit format, indexed by the code (256 or 16 entries,
+// computed once); nullptr for F16, BF16 and DTYPE. For loops over many channels.
+const double* code_values(KvFormat f);
 inline bool code_is_finite(KvFormat f, uint32_t code) {
   const double v = code_value(f, code);
   return v - v == 0;  // false for NaN and +-inf

@@ -1,21 +1,10 @@
 #include "problem/kv_format.h"
 
+#include <iterator>
+
 namespace attncheck {
 
 namespace {
-
-// Indexed by the ABI value (checked below).
-constexpr KvFormatInfo kKvFormatTable[] = {
-    {KvFormat::dtype, "dtype", 0, 1, 0, false, false, std::nullopt},
-    {KvFormat::f16, "f16", 2, 1, 16, false, false, DType::f16},
-    {KvFormat::bf16, "bf16", 2, 1, 16, false, false, DType::bf16},
-    {KvFormat::fp8_e4m3, "fp8_e4m3", 1, 1, 8, true, false, std::nullopt},
-    {KvFormat::fp8_e5m2, "fp8_e5m2", 1, 1, 8, true, false, std::nullopt},
-    {KvFormat::int8, "int8", 1, 1, 8, true, false, std::nullopt},
-    {KvFormat::int4, "int4", 1, 2, 4, true, false, std::nullopt},
-    {KvFormat::q8_0, "q8_0", 34, 32, 8, false, true, DType::f16},
-    {KvFormat::q4_0, "q4_0", 18, 32, 4, false, true, DType::f16},
-};
 
 constexpr bool rows_in_abi_order() {
   for (std::size_t i = 0; i < std::size(kKvFormatTable); ++i)
@@ -25,10 +14,6 @@ constexpr bool rows_in_abi_order() {
 static_assert(rows_in_abi_order());
 
 }  // namespace
-
-std::span<const KvFormatInfo> all_kv_formats() { return kKvFormatTable; }
-
-const KvFormatInfo& info(KvFormat f) { return kKvFormatTable[static_cast<std::size_t>(f)]; }
 
 const KvFormatInfo* find_kv_format(int abi_value) {
   for (const KvFormatInfo& r : kKvFormatTable)

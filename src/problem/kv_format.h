@@ -9,6 +9,7 @@
 // of head_dim channels is head_dim / unit_channels units.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -46,9 +47,23 @@ struct KvFormatInfo {
   std::optional<DType> working;
 };
 
+// The rows, indexed by the ABI value (kv_format.cpp checks the order). In the header so that
+// info(f) is inline in the decoder's loops.
+inline constexpr KvFormatInfo kKvFormatTable[] = {
+    {KvFormat::dtype, "dtype", 0, 1, 0, false, false, std::nullopt},
+    {KvFormat::f16, "f16", 2, 1, 16, false, false, DType::f16},
+    {KvFormat::bf16, "bf16", 2, 1, 16, false, false, DType::bf16},
+    {KvFormat::fp8_e4m3, "fp8_e4m3", 1, 1, 8, true, false, std::nullopt},
+    {KvFormat::fp8_e5m2, "fp8_e5m2", 1, 1, 8, true, false, std::nullopt},
+    {KvFormat::int8, "int8", 1, 1, 8, true, false, std::nullopt},
+    {KvFormat::int4, "int4", 1, 2, 4, true, false, std::nullopt},
+    {KvFormat::q8_0, "q8_0", 34, 32, 8, false, true, DType::f16},
+    {KvFormat::q4_0, "q4_0", 18, 32, 4, false, true, DType::f16},
+};
+
 // Every format, in ABI order.
-std::span<const KvFormatInfo> all_kv_formats();
-const KvFormatInfo& info(KvFormat f);
+inline std::span<const KvFormatInfo> all_kv_formats() { return kKvFormatTable; }
+constexpr const KvFormatInfo& info(KvFormat f) { return kKvFormatTable[static_cast<std::size_t>(f)]; }
 // The row of an ABI value as a C caller stored it; nullptr when no format has it.
 const KvFormatInfo* find_kv_format(int abi_value);
 std::optional<KvFormat> kv_format_from_name(std::string_view name);

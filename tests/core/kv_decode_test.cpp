@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -206,6 +207,38 @@ TEST(KvDecode, Q4_0HalvesNotInterleaved) {
   EXPECT_EQ(std::vector<double>(got, got + 64), want);
   EXPECT_NE(std::vector<double>(interleaved.begin(), interleaved.begin() + 32),
             std::vector<double>(want.begin(), want.begin() + 32));
+}
+
+// decode_row (a row at a time, through the code tables) and decode_channel (one channel, through
+// code_value) agree on random bytes, NaN and infinity codes and NaN d included, with a
+// per-channel scale. Catches the row loop's scale or d applied to the wrong channels, a block
+// loop that stops early, and the 16-bit formats decoded as the call's dtype.
+TEST(KvDecode, RowEqualsChannelByChannel) {
+  std::mt19937 rng(20261206);
+  std::vector<float> scales(64);
+  for (std::size_t c = 0; c < scales.size(); ++c) scales[c] = std::ldexp(1.0f + c / 64.0f, static_cast<int>(c % 7) - 3);
+  for (const KvFormatInfo& r : all_kv_formats()) {
+    const int64_t channels = 64;
+    for (DType dtype : {DType::f32, DType::bf16}) {
+      std::vector<uint8_t> row(static_cast<std::size_t>(kv_row_units(r.format, channels) * kv_unit_bytes(r.format, dtype)));
+      for (int trial = 0; trial < 20; ++trial) {
+        for (uint8_t& b : row) b = static_cast<uint8_t>(rng());
+        const RowScale scale{scales.data(), 1};
+        double got[64];
+        const DecodedRow d = decode_row(r.format, dtype, row.data(), channels, scale, got);
+        int64_t non_finite = 0;
+        for (int64_t c = 0; c < channels; ++c) {
+          const double want = decode_channel(r.format, dtype, row.data(), c, scale);
+          non_finite += !std::isfinite(want);
+          if (std::isnan(want))
+            EXPECT_TRUE(std::isnan(got[c])) << r.name << " channel " << c;
+          else
+            EXPECT_EQ(got[c], want) << r.name << " channel " << c;
+        }
+        EXPECT_EQ(d.non_finite, non_finite) << r.name;
+      }
+    }
+  }
 }
 
 // put_code writes where get_code reads, and only there (a nibble's neighbour is kept).
