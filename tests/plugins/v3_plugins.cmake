@@ -43,9 +43,10 @@ gtest_discover_tests(plugin_host_v3_test PROPERTIES LABELS plugin)
 
 # The same, through the command line (tests/plugins/v3_cli.py): a few one- and two-law checks.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
-foreach(scenario same-verdicts refused not-checked)
+foreach(scenario same-verdicts refused not-checked example)
   add_test(NAME plugin_v3_cli_${scenario}
            COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/v3_cli.py $<TARGET_FILE:attncheck> ${scenario}
-                   ${ATTNCHECK_TEST_PLUGIN_DIR} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/v3_cli)
+                   ${ATTNCHECK_TEST_PLUGIN_DIR} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/v3_cli
+                   ${PROJECT_BINARY_DIR}/plugins)
   set_tests_properties(plugin_v3_cli_${scenario} PROPERTIES LABELS "cli;plugin" TIMEOUT 120)
 endforeach()

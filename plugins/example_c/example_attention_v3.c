@@ -1,0 +1,265 @@
+/* example_attention_v3: a correct attncheck plugin for ABI version 3, in plain C99.
+ *
+ * Copy this file to start a plugin against version 3 (attncheck/plugin_v3.h,
+ * docs/abi/plugin-abi-v3.md). A version-3 call is a version-2 call followed by the
+ * fields version 3 adds (packed batches, paged caches, stored K/V formats and their
+ * scales, ALiBi slopes per batch entry), each with a neutral value; a plugin only
+ * receives non-neutral values for the features it declares. This example declares
+ * version 2's forward features and no version-3 feature, format, numerics bit or
+ * promise: every call it gets is a version-2 call in `call->v2`, and it computes that
+ * call exactly as the spec states it, one step per function, in double:
+ *   - strided views of q, k, v, out (STRIDES); grouped-query heads (GQA);
+ *   - per-sequence lengths: padding rows and keys never read, padding rows of out and
+ *     lse never written (LENGTHS);
+ *   - causal rules, windows and ALiBi aligned to the diagonal d_i (CAUSAL, WINDOW,
+ *     ALIBI); the boolean mask and the additive bias through their strides (MASK, BIAS);
+ *   - soft-capping (SOFTCAP), attention sinks (SINKS), the natural-log lse (LSE).
+ * It takes f32 and f64 and answers ATTNCHECK_UNSUPPORTED to f16 and bf16 (a finer
+ * limit: attncheck drops those dtypes and says so). It has no backward.
+ *
+ * What attncheck checks of it today: everything version 2 defines, as for a version-2
+ * plugin. A version-3 feature, format, numerics bit or promise declared in
+ * attncheck_impl_v3 is accepted (or refused, when the spec says so) but not yet judged
+ * by any law; the reports then say "NOT CHECKED" (docs/plugins.md, "Version 3").
+ *
+ * Build (what plugins/CMakeLists.txt does):
+ *   cc -std=c99 -O2 -shared -fPIC -I<attncheck>/include example_attention_v3.c \
+ *      -o libexample_attention_v3.so -lm
+ * Check it:
+ *   attncheck check --plugin ./libexample_attention_v3.so
+ *
+ * Tensors (views: element (b, h, r, c) at data + b*s[0] + h*s[1] + r*s[2] + c*s[3],
+ * counted in elements; mask and bias may have stride 0 on axes 0 to 2):
+ *   q    [batch][heads][q_len][head_dim]       out [batch][heads][q_len][value_dim]
+ *   k    [batch][kv_heads][kv_len][head_dim]   v   [batch][kv_heads][kv_len][value_dim]
+ *   mask [batch][heads][q_len][kv_len] uint8, nonzero = may attend (data NULL: none)
+ *   bias [batch][heads][q_len][kv_len] in the call's dtype (data NULL: none)
+ *   lse  [batch][heads][q_len] float, dense (NULL: not requested)
+ *
+ * Precision. Every element is widened to double and all arithmetic is done in double;
+ * each result is rounded once, when stored in the call's dtype (lse in float). For f32
+ * inputs the products are exact in double and the accumulated error, about n * 2^-53,
+ * stays far below that one rounding; for f64, double is the storage precision, which the
+ * checker's bound assumes. Softmax subtracts the row maximum (sink included) so that no
+ * exp() overflows. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attncheck/plugin_v3.h"
+
+/* ---- what version 3 adds, and why this plugin sees none of it ------------------------- */
+
+/* The plugin declares no version-3 feature, so the checker sends every added field at
+ * its neutral value: no cu_seqlens (not packed), no block_table and page sizes 0 (not
+ * paged), K and V in the call's dtype with no scales, slopes per head only. Anything
+ * else is a caller that breaks the contract: answered with an error (2) that names the
+ * field, never computed as if it were neutral. Returns 1 when every field is neutral. */
+static int added_fields_neutral(const attncheck_call_v3 *c, char *err, size_t err_len) {
+  const char *field = NULL;
+  if (c->cu_seqlens_q || c->cu_seqlens_k || c->total_q || c->total_k) field = "cu_seqlens/total (PACKED)";
+  else if (c->block_table || c->max_pages_per_seq || c->num_pages || c->page_size) field = "block_table (PAGED)";
+  else if (c->k_format != ATTNCHECK_KV_DTYPE || c->v_format != ATTNCHECK_KV_DTYPE) field = "k_format/v_format";
+  else if (c->k_scale.data || c->v_scale.data) field = "k_scale/v_scale";
+  else if (c->alibi_batch_stride) field = "alibi_batch_stride (ALIBI_BATCH)";
+  if (!field) return 1;
+  snprintf(err, err_len, "%s is not neutral, but this plugin declares no version-3 feature", field);
+  return 0;
+}
+
+/* ---- reading and writing elements of a view ------------------------------------------ */
+
+/* Offset of element (b, h, r, c), in elements, in a view with `stride`. */
+static int64_t offset_of(const int64_t stride[4], int64_t b, int64_t h, int64_t r, int64_t c) {
+  return b * stride[0] + h * stride[1] + r * stride[2] + c * stride[3];
+}
+
+/* Element `at` of an f32 or f64 array, widened to double. */
+static double load(const void *data, attncheck_dtype dtype, int64_t at) {
+  return dtype == ATTNCHECK_F64 ? ((const double *)data)[at] : (double)((const float *)data)[at];
+}
+
+/* Stores x at element `at`, rounded once to the dtype. */
+static void store(void *data, attncheck_dtype dtype, int64_t at, double x) {
+  if (dtype == ATTNCHECK_F64) ((double *)data)[at] = x;
+  else ((float *)data)[at] = (float)x;
+}
+
+/* ---- one query row's keys ------------------------------------------------------------- */
+
+/* Query row i of query head h in batch b, with its sequence's lengths, its kv head and
+ * its diagonal d_i (the key it aligns to: TOP_LEFT i, else bottom right i + Lk - Lq). */
+typedef struct row {
+  int64_t b, h, i, kv_h, q_len, kv_len, diagonal;
+} row;
+
+static row row_at(const attncheck_call_v2 *c, int64_t b, int64_t h, int64_t i, int64_t lq, int64_t lk) {
+  row r;
+  r.b = b;
+  r.h = h;
+  r.i = i;
+  r.kv_h = h / (c->heads / c->kv_heads); /* query head h reads kv head h / group */
+  r.q_len = lq;
+  r.kv_len = lk;
+  r.diagonal = c->causal == ATTNCHECK_CAUSAL_TOP_LEFT ? i : i + lk - lq;
+  return r;
+}
+
+/* Key j is visible to row r: it exists, and the causal rule, the window, the mask and the
+ * bias allow it (only -inf in the bias hides a key). */
+static int visible(const attncheck_call_v2 *c, const row *r, int64_t j) {
+  if (j >= r->kv_len) return 0;
+  if (c->causal != ATTNCHECK_CAUSAL_NONE && j > r->diagonal) return 0;
+  if (c->window_left >= 0 && j < r->diagonal - c->window_left) return 0;
+  if (c->window_right >= 0 && j > r->diagonal + c->window_right) return 0;
+  if (c->mask.data && !((const uint8_t *)c->mask.data)[offset_of(c->mask.stride, r->b, r->h, r->i, j)]) return 0;
+  if (c->bias.data && load(c->bias.data, c->dtype, offset_of(c->bias.stride, r->b, r->h, r->i, j)) == -INFINITY)
+    return 0;
+  return 1;
+}
+
+/* The logit of visible key j, in the spec's order: z = scale (q_i . k_j), then
+ * softcap tanh(z / softcap), then + bias, then - slope_h |d_i - j|. */
+static double logit(const attncheck_call_v2 *c, const row *r, int64_t j, double scale) {
+  double dot = 0;
+  for (int64_t d = 0; d < c->head_dim; ++d)
+    dot += load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->i, d)) *
+           load(c->k.data, c->dtype, offset_of(c->k.stride, r->b, r->kv_h, j, d));
+  double z = scale * dot;
+  if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
+  if (c->bias.data) z += load(c->bias.data, c->dtype, offset_of(c->bias.stride, r->b, r->h, r->i, j));
+  if (c->alibi_slopes) z -= (double)c->alibi_slopes[r->h] * fabs((double)(r->diagonal - j));
+  return z;
+}
+
+/* ---- one query row ------------------------------------------------------------------- */
+
+/* Scratch for one row, sized kv_len, reused for every row of a call. */
+typedef struct scratch {
+  int64_t *keys; /* the visible keys S of the row, in order */
+  double *z;     /* their logits, then their unnormalised weights exp(z - max) */
+} scratch;
+
+/* out row (b, h, i) = sum_{j in S} p_j v_j and, when requested, its lse, with
+ *   p_j = exp(z_j) / (exp(s) + sum_{k in S} exp(z_k)),  lse = log(exp(s) + sum exp(z_k))
+ * where s is the sink of head h (no exp(s) term without sinks). */
+static void attend_row(const attncheck_call_v2 *c, const row *r, double scale, scratch *w) {
+  const double sink = c->sinks ? (double)c->sinks[r->h] : -INFINITY;
+  float *lse = c->lse ? &c->lse[(r->b * c->heads + r->h) * c->q_len + r->i] : NULL;
+
+  /* 1. The visible keys, their logits and the row maximum (the sink takes part). */
+  int64_t n = 0;
+  double max = sink;
+  for (int64_t j = 0; j < r->kv_len; ++j) {
+    if (!visible(c, r, j)) continue;
+    w->keys[n] = j;
+    w->z[n] = logit(c, r, j, scale);
+    if (w->z[n] > max) max = w->z[n];
+    ++n;
+  }
+
+  /* 2. A row that sees no key: out = 0 and lse = s (-inf without sinks), not 0/0. */
+  if (n == 0) {
+    for (int64_t col = 0; col < c->value_dim; ++col)
+      store(c->out.data, c->dtype, offset_of(c->out.stride, r->b, r->h, r->i, col), 0.0);
+    if (lse) *lse = (float)sink;
+    return;
+  }
+
+  /* 3. Weights exp(z - max) <= 1 and their sum, the sink's term first (exp(-inf) = 0). */
+  double sum = exp(sink - max);
+  for (int64_t t = 0; t < n; ++t) {
+    w->z[t] = exp(w->z[t] - max);
+    sum += w->z[t];
+  }
+
+  /* 4. out row = sum_j weight_j v_j / sum: only the visible keys' values are read. */
+  for (int64_t col = 0; col < c->value_dim; ++col) {
+    double acc = 0;
+    for (int64_t t = 0; t < n; ++t)
+      acc += w->z[t] * load(c->v.data, c->dtype, offset_of(c->v.stride, r->b, r->kv_h, w->keys[t], col));
+    store(c->out.data, c->dtype, offset_of(c->out.stride, r->b, r->h, r->i, col), acc / sum);
+  }
+
+  /* 5. lse = max + log(sum exp(z - max)), the natural log, stored in float. */
+  if (lse) *lse = (float)(max + log(sum));
+}
+
+/* ---- the call -------------------------------------------------------------------------- */
+
+/* Batch b's number of query rows (Lq) or keys (Lk): the per-sequence length when given. */
+static int64_t length_of(const int32_t *lens, int64_t b, int64_t full) { return lens ? (int64_t)lens[b] : full; }
+
+/* What the checker promises, checked anyway: a plugin copied from this file will meet
+ * other callers. 0 with a message in err when the call is malformed. */
+static int call_is_valid(const attncheck_call_v2 *c, char *err, size_t err_len) {
+  if (c->kv_heads <= 0 || c->heads % c->kv_heads != 0) {
+    snprintf(err, err_len, "heads (%lld) must be a multiple of kv_heads (%lld)", (long long)c->heads,
+             (long long)c->kv_heads);
+    return 0;
+  }
+  for (int64_t b = 0; b < c->batch; ++b) {
+    const int64_t lq = length_of(c->q_lens, b, c->q_len), lk = length_of(c->kv_lens, b, c->kv_len);
+    if (lq < 0 || lq > c->q_len || lk < 0 || lk > c->kv_len) {
+      snprintf(err, err_len, "batch %lld: lengths %lld/%lld outside 0..%lld/0..%lld", (long long)b, (long long)lq,
+               (long long)lk, (long long)c->q_len, (long long)c->kv_len);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t err_len) {
+  if (!added_fields_neutral(call, err, err_len)) return 2; /* any value but OK and UNSUPPORTED is an error */
+  const attncheck_call_v2 *c = &call->v2; /* all that is left: a version-2 call */
+  if (c->dtype != ATTNCHECK_F32 && c->dtype != ATTNCHECK_F64) {
+    snprintf(err, err_len, "f32 and f64 only (dtype %d)", (int)c->dtype);
+    return ATTNCHECK_UNSUPPORTED;
+  }
+  if (!call_is_valid(c, err, err_len)) return 2;
+
+  /* NaN means "your default", which the ABI fixes at 1/sqrt(head_dim). */
+  const double scale = isnan(c->scale) ? 1.0 / sqrt((double)c->head_dim) : c->scale;
+
+  /* Scratch per call: nothing is kept between calls (they may come from a fresh process). */
+  const size_t n = (size_t)(c->kv_len > 0 ? c->kv_len : 1);
+  scratch w = {(int64_t *)malloc(n * sizeof(int64_t)), (double *)malloc(n * sizeof(double))};
+  if (!w.keys || !w.z) {
+    free(w.keys);
+    free(w.z);
+    snprintf(err, err_len, "out of memory for %lld keys of scratch", (long long)c->kv_len);
+    return 2;
+  }
+  for (int64_t b = 0; b < c->batch; ++b) {
+    const int64_t lq = length_of(c->q_lens, b, c->q_len), lk = length_of(c->kv_lens, b, c->kv_len);
+    for (int64_t h = 0; h < c->heads; ++h)
+      for (int64_t i = 0; i < lq; ++i) { /* rows i >= Lq are padding: not read, not written */
+        const row r = row_at(c, b, h, i, lq, lk);
+        attend_row(c, &r, scale, &w);
+      }
+  }
+  free(w.keys);
+  free(w.z);
+  return ATTNCHECK_OK;
+}
+
+/* Version 2's forward features and nothing of version 3: kv_formats, numerics and promises
+ * 0 (neutral). A version-3 bit declared here would be loaded, but no law of this attncheck
+ * judges it yet, and the reports would say so. The struct is static: it must outlive the
+ * call. */
+const attncheck_impl_v3 *attncheck_plugin_v3(void) {
+  static const attncheck_impl_v3 impl = {
+      ATTNCHECK_ABI_VERSION_3,
+      ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES |
+          ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS |
+          ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE,
+      0, /* kv_formats: only with ATTNCHECK_FEATURE_KV_FORMATS */
+      0, /* numerics */
+      0, /* promises */
+      "example_c_v3",
+      example_forward_v3,
+      NULL /* backward: no gradients */
+  };
+  return &impl;
+}
