@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "attncheck/plugin_v3.h"
+#include "host/call_wire.h"
 #include "host/plugin_host.h"
 #include "host/v3_declaration.h"
 #include "problem/problem.h"
@@ -171,6 +172,60 @@ TEST(PluginHostV3, BrokenV3ExportsAreRefusedNamingTheFieldAndValue) {
     EXPECT_EQ(e.rfind("cannot load plugin " + v3_plugin(name) + ": ", 0), 0u) << e;
     EXPECT_NE(e.find(words), std::string::npos) << name << ": " << e;
   }
+}
+
+// The wire carries every field version 3 adds, not only the neutral values this
+// slice sends: pointers rebased onto the child's mapping, scalars, formats and
+// scales' strides bit for bit (the later slices fill them).
+TEST(CallWireV3, EveryAddedFieldTravels) {
+  std::vector<uint8_t> region(4096), child(4096);
+  auto at = [&](std::size_t off) { return region.data() + off; };
+  attncheck_call_v3 c = host::neutral_call_v3(attncheck_call_v2{});
+  c.v2.batch = 3;
+  c.v2.q.data = at(64);
+  c.v2.q.stride[2] = 7;
+  c.cu_seqlens_q = reinterpret_cast<const int32_t*>(at(128));
+  c.cu_seqlens_k = reinterpret_cast<const int32_t*>(at(192));
+  c.total_q = 11;
+  c.total_k = 12;
+  c.block_table = reinterpret_cast<const int32_t*>(at(256));
+  c.max_pages_per_seq = 13;
+  c.num_pages = int64_t{1} << 40;
+  c.page_size = 256;
+  c.k_format = ATTNCHECK_KV_Q4_0;
+  c.v_format = ATTNCHECK_KV_FP8_E5M2;
+  c.k_scale = attncheck_scale{reinterpret_cast<const float*>(at(320)), {5, 1, 0}};
+  c.v_scale = attncheck_scale{reinterpret_cast<const float*>(at(384)), {0, 2, 1}};
+  c.alibi_batch_stride = 17;
+  const attncheck_call_v3 t = host::from_wire(host::to_wire(c, region.data()), child.data());
+  auto moved = [&](const void* p, const void* q) {
+    return static_cast<const uint8_t*>(p) - child.data() == static_cast<const uint8_t*>(q) - region.data();
+  };
+  EXPECT_EQ(t.v2.batch, 3);
+  EXPECT_TRUE(moved(t.v2.q.data, c.v2.q.data));
+  EXPECT_EQ(t.v2.q.stride[2], 7);
+  EXPECT_TRUE(moved(t.cu_seqlens_q, c.cu_seqlens_q));
+  EXPECT_TRUE(moved(t.cu_seqlens_k, c.cu_seqlens_k));
+  EXPECT_EQ(t.total_q, 11);
+  EXPECT_EQ(t.total_k, 12);
+  EXPECT_TRUE(moved(t.block_table, c.block_table));
+  EXPECT_EQ(t.max_pages_per_seq, 13);
+  EXPECT_EQ(t.num_pages, int64_t{1} << 40);
+  EXPECT_EQ(t.page_size, 256);
+  EXPECT_EQ(t.k_format, ATTNCHECK_KV_Q4_0);
+  EXPECT_EQ(t.v_format, ATTNCHECK_KV_FP8_E5M2);
+  EXPECT_TRUE(moved(t.k_scale.data, c.k_scale.data));
+  EXPECT_TRUE(moved(t.v_scale.data, c.v_scale.data));
+  EXPECT_EQ(std::vector<int64_t>(t.k_scale.stride, t.k_scale.stride + 3), (std::vector<int64_t>{5, 1, 0}));
+  EXPECT_EQ(std::vector<int64_t>(t.v_scale.stride, t.v_scale.stride + 3), (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(t.alibi_batch_stride, 17);
+  // The neutral call: NULL stays NULL, not the child's base address.
+  const attncheck_call_v3 n = host::from_wire(host::to_wire(host::neutral_call_v3(c.v2), region.data()), child.data());
+  EXPECT_EQ(n.cu_seqlens_q, nullptr);
+  EXPECT_EQ(n.block_table, nullptr);
+  EXPECT_EQ(n.k_scale.data, nullptr);
+  EXPECT_EQ(n.k_format, ATTNCHECK_KV_DTYPE);
+  EXPECT_EQ(n.page_size, 0);
 }
 
 // The rules on their own, at the edges the plugins above do not reach.
