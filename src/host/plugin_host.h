@@ -1,5 +1,6 @@
 // Third-party implementations, loaded from a shared library exporting the
-// pinned C ABI (include/attncheck/plugin.h) and run in an isolated child
+// pinned C ABI (include/attncheck/plugin.h, plugin_v2.h, plugin_v3.h: the
+// highest version it exports is the one called) and run in an isolated child
 // process: the parent never dlopens the plugin, so neither its constructors
 // nor its forward calls can crash, hang or scribble over attncheck. A child
 // process is isolation from faults, not a sandbox: the plugin runs as the
@@ -75,7 +76,7 @@ struct PluginOptions {
 
 // Loads the plugin at `path` for isolated execution in a child process. On failure returns nullptr and sets `error`
 // to a message naming the file and the cause (missing file, not a shared library / wrong architecture, no
-// attncheck_plugin_v1 symbol, NULL result, abi_version mismatch).
+// attncheck_plugin_v3/_v2/_v1 symbol, NULL result, abi_version mismatch, a v3 declaration the spec refuses).
 // The returned Implementation's source() is "plugin:<path>", name() is the plugin's attncheck_impl.name.
 std::unique_ptr<Implementation> load_plugin(const std::string& path, const PluginOptions& options, std::string& error);
 
