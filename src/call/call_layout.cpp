@@ -36,14 +36,20 @@ void broadcast_strides(const Shape& s, const Broadcast& how, int64_t* stride) {
 template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, Fn&& fn) {
   const Shape& s = p.shape;
   const DType t = p.dtype;
+  // A tensor padded (through its layout) or packed (by its side's cu_seqlens).
+  auto tensor = [&](const std::vector<double>& src, const Extents& e, const int64_t* stride, const TensorLayout& tl,
+                    const std::vector<int32_t>& cu, std::size_t bytes, uint8_t* dst) {
+    if (!cu.empty()) encode_packed_view(t, src, e, stride, cu, bytes, dst);
+    else encode_view(t, src, e, stride, has_gaps(tl), bytes, dst);
+  };
   fn("the input tensor q", l.q, l.q_bytes, [&](uint8_t* dst) {
-    encode_view(t, p.q, q_extents(s), l.q_stride, has_gaps(p.layouts.q), l.q_bytes, dst);
+    tensor(p.q, q_extents(s), l.q_stride, p.layouts.q, p.cu_seqlens_q, l.q_bytes, dst);
   });
   fn("the input tensor k", l.k, l.k_bytes, [&](uint8_t* dst) {
-    encode_view(t, p.k, k_extents(s), l.k_stride, has_gaps(p.layouts.k), l.k_bytes, dst);
+    tensor(p.k, k_extents(s), l.k_stride, p.layouts.k, p.cu_seqlens_k, l.k_bytes, dst);
   });
   fn("the input tensor v", l.v, l.v_bytes, [&](uint8_t* dst) {
-    encode_view(t, p.v, v_extents(s), l.v_stride, has_gaps(p.layouts.v), l.v_bytes, dst);
+    tensor(p.v, v_extents(s), l.v_stride, p.layouts.v, p.cu_seqlens_k, l.v_bytes, dst);
   });
   if (p.has_mask())
     fn("the input mask", l.mask, l.mask_bytes, [&](uint8_t* dst) {
@@ -73,6 +79,8 @@ template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, F
   ints("kv_lens", p.kv_lens, l.kv_lens, l.kv_lens_bytes);
   floats("alibi_slopes", p.alibi_slopes, l.alibi, l.alibi_bytes);
   floats("sinks", p.sinks, l.sinks, l.sinks_bytes);
+  ints("cu_seqlens_q", p.cu_seqlens_q, l.cu_q, l.cu_q_bytes);
+  ints("cu_seqlens_k", p.cu_seqlens_k, l.cu_k, l.cu_k_bytes);
   if (l.backward)
     fn("the input tensor dout", l.dout, l.dout_bytes, [&](uint8_t* dst) {
       encode_view(t, p.dout, out_extents(s), l.dout_stride, has_gaps(p.layouts.dout), l.dout_bytes, dst);
@@ -126,10 +134,20 @@ CallLayout layout_for(const Problem& p, int abi) {
     std::copy(st.begin(), st.end(), stride);
     return b * static_cast<std::size_t>(tl.span(e));
   };
-  l.q_bytes = view(p.layouts.q, q_extents(s), l.q_stride);
-  l.k_bytes = view(p.layouts.k, k_extents(s), l.k_stride);
-  l.v_bytes = view(p.layouts.v, v_extents(s), l.v_stride);
-  l.out_bytes = view(p.layouts.out, out_extents(s), l.out_stride);
+  // A packed side: dense [total][heads][cols] (problem.h; its layouts are dense).
+  auto packed = [&](int64_t total, int64_t heads, int64_t cols, int64_t* stride) {
+    const std::array<int64_t, 4> st = packed_strides(heads, cols);
+    std::copy(st.begin(), st.end(), stride);
+    return b * static_cast<std::size_t>(total * heads * cols);
+  };
+  const int64_t kvh = s.kv_head_count();
+  l.q_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.head_dim, l.q_stride) : view(p.layouts.q, q_extents(s), l.q_stride);
+  l.k_bytes = p.packed_k() ? packed(p.total_k, kvh, s.head_dim, l.k_stride) : view(p.layouts.k, k_extents(s), l.k_stride);
+  l.v_bytes = p.packed_k() ? packed(p.total_k, kvh, s.value_dim, l.v_stride) : view(p.layouts.v, v_extents(s), l.v_stride);
+  l.out_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.value_dim, l.out_stride)
+                             : view(p.layouts.out, out_extents(s), l.out_stride);
+  l.cu_q_bytes = p.cu_seqlens_q.size() * sizeof(int32_t);
+  l.cu_k_bytes = p.cu_seqlens_k.size() * sizeof(int32_t);
   if (p.has_mask()) {
     const Broadcast how = abi == 1 ? Broadcast{} : p.mask_broadcast;
     l.mask_bytes = static_cast<std::size_t>(how.size(s));
@@ -144,13 +162,14 @@ CallLayout layout_for(const Problem& p, int abi) {
   l.alibi_bytes = p.alibi_slopes.size() * sizeof(float);
   l.sinks_bytes = p.sinks.size() * sizeof(float);
   l.lse_bytes = p.lse_requested ? static_cast<std::size_t>(s.rows()) * sizeof(float) : 0;
-  l.backward = abi == 2 && p.is_backward();
+  l.backward = abi >= 2 && p.is_backward();
   if (l.backward) l.dout_bytes = view(p.layouts.dout, out_extents(s), l.dout_stride);
   std::size_t at = 0;
   for (auto [offset, bytes] : {std::pair{&l.q, l.q_bytes}, {&l.k, l.k_bytes}, {&l.v, l.v_bytes},
                                {&l.mask, l.mask_bytes}, {&l.bias, l.bias_bytes}, {&l.q_lens, l.q_lens_bytes},
                                {&l.kv_lens, l.kv_lens_bytes}, {&l.alibi, l.alibi_bytes},
-                               {&l.sinks, l.sinks_bytes}, {&l.dout, l.dout_bytes}}) {
+                               {&l.sinks, l.sinks_bytes}, {&l.cu_q, l.cu_q_bytes}, {&l.cu_k, l.cu_k_bytes},
+                               {&l.dout, l.dout_bytes}}) {
     *offset = at;
     at = align_up(at + bytes);
   }
@@ -241,6 +260,20 @@ attncheck_call_v2 abi_call_v2(const Problem& p, const CallLayout& l, uint8_t* ba
   if (p.has_bias()) in(c.bias, base + l.bias, l.bias_stride);
   c.alibi_slopes = p.alibi_slopes.empty() ? nullptr : reinterpret_cast<const float*>(base + l.alibi);
   c.sinks = p.sinks.empty() ? nullptr : reinterpret_cast<const float*>(base + l.sinks);
+  return c;
+}
+
+attncheck_call_v3 abi_call_v3(const Problem& p, const CallLayout& l, uint8_t* base) {
+  attncheck_call_v3 c{};
+  c.v2 = abi_call_v2(p, l, base);
+  if (p.packed_q()) {
+    c.cu_seqlens_q = reinterpret_cast<const int32_t*>(base + l.cu_q);
+    c.total_q = p.total_q;
+  }
+  if (p.packed_k()) {
+    c.cu_seqlens_k = reinterpret_cast<const int32_t*>(base + l.cu_k);
+    c.total_k = p.total_k;
+  }
   return c;
 }
 

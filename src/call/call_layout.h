@@ -1,7 +1,7 @@
 // The bytes of one ABI call laid out in a single region, so the same layout
 // serves an in-process buffer and a shared-memory mapping for a child process.
 //
-//   [q][k][v][mask][bias][q_lens][kv_lens][alibi][sinks]
+//   [q][k][v][mask][bias][q_lens][kv_lens][alibi][sinks][cu_seqlens_q][cu_seqlens_k]
 //   [guard | out | guard] [guard | lse | guard]            (lse only when requested)
 //   [guard | dq | guard] [guard | dk | guard] [guard | dv | guard]
 //                                                  (a backward problem, abi 2)
@@ -25,6 +25,12 @@
 // are then its inputs: they are snapshot after forward and must come back
 // unchanged, like q, k, v, dout and the rest (grad_call.cpp).
 //
+// A packed side (ABI v3, abi 3) is laid out dense [total][heads][dim]: row r
+// of sequence b at packed row cu[b] + r; its slack rows (cu[batch] ..
+// total-1) are NaN in q, k and v and guard bytes in out, like gaps (so a
+// write there is an out_of_bounds_write), and rows past a sequence's length
+// are its padding, as above.
+//
 // A v1 call (abi 1) is dense BHSD, as v1 defines, with a full mask; only
 // problems within kV1Features can be laid out for it.
 #pragma once
@@ -33,7 +39,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 #include "problem/outcome.h"
 #include "problem/problem.h"
 
@@ -64,11 +70,16 @@ struct CallLayout {
   // Element strides of the views ([batch][head][row][col]); mask and bias
   // carry 0 on broadcast axes.
   int64_t q_stride[4]{}, k_stride[4]{}, v_stride[4]{}, out_stride[4]{}, mask_stride[4]{}, bias_stride[4]{};
+  // ABI v3's packing (abi 3): cu_seqlens_q / cu_seqlens_k, int32 [batch + 1]
+  // inputs (0 bytes when that side is padded). A packed side's views are
+  // dense [total][heads][dim], stride[0] = 0, their spans total rows long.
+  std::size_t cu_q = 0, cu_k = 0, cu_q_bytes = 0, cu_k_bytes = 0;
   std::size_t inputs_end = 0;  // first byte after the last input
   std::size_t total = 0;
 };
 
-// abi: 1 (the problem must lie within kV1Features) or 2.
+// abi: 1 (the problem must lie within kV1Features), 2 (not packed) or 3
+// (the same region as 2, with the packing's arrays: needed for a packed problem).
 CallLayout layout_for(const Problem& p, int abi = 1);
 
 // Writes inputs, poison and guards into `base` (layout.total bytes, 64-aligned).
@@ -77,6 +88,10 @@ void encode_call(const Problem& p, const CallLayout& layout, uint8_t* base);
 // The ABI views of the encoded call at `base` (pointers into that region).
 attncheck_call abi_call(const Problem& p, const CallLayout& layout, uint8_t* base);
 attncheck_call_v2 abi_call_v2(const Problem& p, const CallLayout& layout, uint8_t* base);
+// The v3 call: abi_call_v2's, then cu_seqlens_q/k and total_q/k of a packed
+// problem (every other added field neutral). The layout must be abi 3 (or 2
+// for a problem that is not packed).
+attncheck_call_v3 abi_call_v3(const Problem& p, const CallLayout& layout, uint8_t* base);
 
 // After the call returned ATTNCHECK_OK: checks guards, inputs and poison,
 // decodes out (and lse). Padding rows decode as 0 in out and in lse: they are

@@ -28,13 +28,29 @@ void for_each_live_row(const Problem& p, const OutputView& view, RowFn&& fn) {
   for (int64_t b = 0; b < view.extents[0]; ++b)
     for (int64_t h = 0; h < view.extents[1]; ++h)
       for (int64_t r = 0, rows = live_rows_of(p, view, b); r < rows; ++r)
-        fn(b, h, r, static_cast<std::size_t>(b * view.stride[0] + h * view.stride[1] + r * view.stride[2]) *
+        fn(b, h, r, static_cast<std::size_t>(b * view.stride[0] + h * view.stride[1] +
+                                              (r + (view.cu ? view.cu[b] : 0)) * view.stride[2]) *
                         view.element_bytes);
 }
 
 // Which element slot a byte of an output span is, said for a report.
 std::string describe_span_byte(const Problem& p, const OutputView& view, std::size_t at) {
   int64_t e = static_cast<int64_t>(at / view.element_bytes);
+  if (view.cu) {  // packed: [total][heads][cols], row r is slack or padding of some sequence
+    const int64_t r = e / view.stride[2], h = e % view.stride[2] / view.stride[1];
+    const int64_t batch = view.extents[0];
+    std::ostringstream os;
+    const char* cu = view.rows_are_keys ? "cu_seqlens_k" : "cu_seqlens_q";
+    if (r >= view.cu[batch]) {
+      os << "the slack row " << r << ", head " << h << " of the packed view (" << cu << "[batch] = " << view.cu[batch] << ")";
+      return os.str();
+    }
+    int64_t b = 0;
+    while (b + 1 < batch && view.cu[b + 1] <= r) ++b;
+    os << "the padding row " << r << ", head " << h << " of the packed view: row " << r - view.cu[b] << " of sequence "
+       << b << "'s slot, which has " << live_rows_of(p, view, b) << " live rows";
+    return os.str();
+  }
   std::array<int, 4> axes{0, 1, 2, 3};
   std::sort(axes.begin(), axes.end(), [&](int a, int b) { return view.stride[a] > view.stride[b]; });
   std::array<int64_t, 4> idx{};
@@ -94,6 +110,19 @@ void encode_view(DType t, const std::vector<double>& src, const Extents& e, cons
         encode_elements(t, from, e[3], dst + b * static_cast<std::size_t>(x * stride[0] + y * stride[1] + r * stride[2]));
 }
 
+void encode_packed_view(DType t, const std::vector<double>& src, const Extents& e, const int64_t* stride,
+                        const std::vector<int32_t>& cu, std::size_t span_bytes, uint8_t* dst) {
+  const std::size_t b = dtype_bytes(t);
+  uint8_t nan[8];
+  encode_element(t, std::numeric_limits<double>::quiet_NaN(), nan);
+  for (std::size_t at = 0; at + b <= span_bytes; at += b) std::memcpy(dst + at, nan, b);
+  for (int64_t x = 0; x < e[0]; ++x)
+    for (int64_t y = 0; y < e[1]; ++y)
+      for (int64_t r = 0, rows = cu[x + 1] - cu[x]; r < rows; ++r)
+        encode_elements(t, src.data() + ((x * e[1] + y) * e[2] + r) * e[3], e[3],
+                        dst + b * static_cast<std::size_t>(y * stride[1] + (cu[x] + r) * stride[2]));
+}
+
 int64_t live_rows_of(const Problem& p, const OutputView& view, int64_t b) {
   return view.rows_are_keys ? p.kv_len_of(b) : p.q_len_of(b);
 }
@@ -107,14 +136,15 @@ int64_t live_elements(const Problem& p, const OutputView& view) {
 OutputView out_view(const Problem& p, const CallLayout& l) {
   OutputView v{l.out, l.out_bytes, dtype_bytes(p.dtype), out_extents(p.shape), {}, false};
   std::copy(l.out_stride, l.out_stride + 4, v.stride);
-  v.all_live = !has_gaps(p.layouts.out) && p.q_lens.empty();
+  v.all_live = !has_gaps(p.layouts.out) && p.all_q_rows_live();
+  if (p.packed_q()) v.cu = p.cu_seqlens_q.data();
   return v;
 }
 
 OutputView lse_view(const Problem& p, const CallLayout& l) {
   const Shape& s = p.shape;
   return {l.lse, l.lse_bytes, sizeof(float), {s.batch, s.heads, s.q_len, 1},
-          {s.heads * s.q_len, s.q_len, 1, 1}, p.q_lens.empty()};
+          {s.heads * s.q_len, s.q_len, 1, 1}, p.all_q_rows_live()};
 }
 
 const char* grad_name(GradTensor which) {

@@ -45,6 +45,15 @@ long first_changed_guard(const uint8_t* g);
 void encode_view(DType t, const std::vector<double>& src, const Extents& e, const int64_t* stride, bool gaps,
                  std::size_t span_bytes, uint8_t* dst);
 
+// A packed input (ABI v3): row r of batch b of the logically row-major
+// [e0][e1][e2][e3] tensor is written at packed row cu[b] + r for r < cu[b+1] -
+// cu[b]; every other byte of the span (slack rows past cu[batch]) gets a NaN
+// of the dtype first, as gaps do.
+void encode_packed_view(DType t, const std::vector<double>& src, const Extents& e, const int64_t* stride,
+                        const std::vector<int32_t>& cu, std::size_t span_bytes, uint8_t* dst);
+// A packed side's strides, dense [total][heads][cols]: {0, cols, heads*cols, 1}.
+inline std::array<int64_t, 4> packed_strides(int64_t heads, int64_t cols) { return {0, cols, heads * cols, 1}; }
+
 // One output view: where its live elements are. Rows r >= the batch's length
 // (q_lens, or kv_lens for a view whose rows are keys) are padding: guard
 // bytes, like the gaps.
@@ -58,6 +67,9 @@ struct OutputView {
   // nullptr keeps out's and lse's "[bh=1][i=2][c=0]".
   const char* name = nullptr;
   char row_axis = 'i', col_axis = 'c';
+  // A packed view (ABI v3): cu [batch + 1] (the Problem's cu_seqlens), row r
+  // of batch b at packed row cu[b] + r (stride[0] is 0); nullptr: padded.
+  const int32_t* cu = nullptr;
 };
 
 // Rows of batch b that exist in the view.

@@ -83,6 +83,11 @@ uint64_t case_content_hash(const CaseRecord& rec) {
       f.u64(kBackwardFeature);  // the gradient fields follow
       feed_fields(f, p, Since::backward);
     }
+    // A packed problem's own fields (ABI v3), only for one: every other case keeps its hash.
+    if (p.packed()) {
+      f.u64(kPackedFeature);
+      feed_fields(f, p, Since::packed);
+    }
   }
   return f.value;
 }

@@ -8,7 +8,7 @@
 //   a tensor (doubles)      hex-float strings, a row a line (the field's `row`);
 //                           empty: null, but [] for q, k and v (schema 1 wrote them so)
 //   the mask                a string of '0'/'1'; empty: null
-//   lengths                 [3, 1]; empty: null
+//   lengths, cu_seqlens     [3, 1]; empty: null
 //   a flag                  true / false
 //   a Broadcast             {"per_batch": true, "per_head": true, "per_row": false}
 //   the layouts             {"q": {"order": ["batch", "row", "head"], "gap": {"batch": 0, ...}}, ...}
@@ -137,7 +137,8 @@ void write_problem_json(std::ostringstream& os, const Problem& p) {
   };
   for_each_field<Problem>(
       [&](const auto& field, const auto& x) {
-        if (field.attrs.since > level) return;
+        // Packing's fields (ABI v3) in a packed problem's file only, whatever its level.
+        if (field.attrs.since == Since::packed ? !p.packed() : field.attrs.since > level) return;
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, Shape>) {
           // The extents are keys of "problem" itself.
           for_each_field<Shape>(

@@ -46,6 +46,32 @@ std::vector<int32_t> read_lens(const CaseReader& r, const json& pj, const char* 
   return lens;
 }
 
+// A packed side's prefix sums: batch + 1 of them, cu[0] = 0, each slot
+// within 0..bound, cu[batch] <= total (read before the lists); total is given
+// exactly with them (docs/casefile.md, "Packed batches").
+std::vector<int32_t> read_cu_seqlens(const CaseReader& r, const json& pj, const char* key, int64_t batch,
+                                     int64_t bound, int64_t total, const char* total_name) {
+  const json* j = r.optional(pj, key);
+  const std::string field = std::string("problem.") + key;
+  if (!j) {
+    if (total != 0) r.fail(std::string("problem.") + total_name + " = " + std::to_string(total) + " is given without " + field);
+    return {};
+  }
+  if (!j->is_array()) r.fail(field + " must be an array of integers or null");
+  if (static_cast<int64_t>(j->size()) != batch + 1)
+    r.fail(field + " holds " + std::to_string(j->size()) + " entries but batch + 1 is " + std::to_string(batch + 1));
+  std::vector<int32_t> cu;
+  for (std::size_t b = 0; b < j->size(); ++b) {
+    const std::string at = field + "[" + std::to_string(b) + "]";
+    const int64_t prev = b == 0 ? 0 : cu.back();
+    // cu[0] = 0; each later entry within its slot's bound of the one before.
+    cu.push_back(static_cast<int32_t>(r.integer((*j)[b], at, prev, b == 0 ? 0 : std::min(prev + bound, total))));
+  }
+  if (total < std::max<int64_t>(1, cu.back()))
+    r.fail(std::string("problem.") + total_name + " = " + std::to_string(total) + " is below max(1, " + field + "[batch])");
+  return cu;
+}
+
 int64_t read_window(const CaseReader& r, const json& pj, const char* key) {
   const json* j = r.optional(pj, key);
   return j ? r.integer(*j, std::string("problem.") + key, -1, std::numeric_limits<int64_t>::max()) : -1;
@@ -237,6 +263,17 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
     x = read_lens(r, pj, f.name, p.shape.batch, p.shape.q_len);
   } else if constexpr (same_member<m, &Problem::kv_lens>()) {
     x = read_lens(r, pj, f.name, p.shape.batch, p.shape.kv_len);
+  } else if constexpr (same_member<m, &Problem::cu_seqlens_q>()) {
+    x = read_cu_seqlens(r, pj, f.name, p.shape.batch, p.shape.q_len, p.total_q, "total_q");
+  } else if constexpr (same_member<m, &Problem::cu_seqlens_k>()) {
+    x = read_cu_seqlens(r, pj, f.name, p.shape.batch, p.shape.kv_len, p.total_k, "total_k");
+  } else if constexpr (same_member<m, &Problem::total_q>() || same_member<m, &Problem::total_k>()) {
+    if (const json* j = r.optional(pj, f.name)) {
+      x = r.integer(*j, field, 0, std::min<int64_t>(kMaxCaseElements, std::numeric_limits<int32_t>::max()));
+      const Shape& s = p.shape;  // the packed buffers: [total][heads][dim]
+      if constexpr (same_member<m, &Problem::total_q>()) r.check_product("the packed q (and out)", {x, s.heads, std::max(s.head_dim, s.value_dim)});
+      else r.check_product("the packed k (and v)", {x, s.kv_head_count(), std::max(s.head_dim, s.value_dim)});
+    }
   } else if constexpr (same_member<m, &Problem::alibi_slopes>() || same_member<m, &Problem::sinks>()) {
     x = read_per_head(r, pj, f.name, f.attrs.size(p));
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
@@ -257,7 +294,7 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
 }  // namespace
 
 void read_problem_json(const CaseReader& r, const json& pj, int schema_version, Problem& p) {
-  const Since level = schema_version == 1 ? Since::v1 : Since::backward;
+  const Since level = schema_version == 1 ? Since::v1 : Since::packed;
   // Every field that is not a list first, in the list's order: the lists'
   // lengths are read from them (the shape, the broadcasts).
   for (const bool lists : {false, true})

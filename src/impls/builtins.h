@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 
 namespace attncheck {
 
@@ -20,6 +20,8 @@ namespace attncheck {
 using ForwardFn = int (*)(const attncheck_call*, char*, size_t);
 // The ABI v2 forward signature (attncheck_impl_v2::forward).
 using ForwardV2Fn = int (*)(const attncheck_call_v2*, char*, size_t);
+// The ABI v3 forward signature (attncheck_impl_v3::forward).
+using ForwardV3Fn = int (*)(const attncheck_call_v3*, char*, size_t);
 // The ABI v2 backward signature (attncheck_impl_v2::backward).
 using BackwardV2Fn = int (*)(const attncheck_call_v2*, const attncheck_grad*, char*, size_t);
 
@@ -42,6 +44,10 @@ struct BuiltinInfo {
   uint32_t features = 0;
   // Its v2 backward, or nullptr: no gradients.
   BackwardV2Fn backward_v2 = nullptr;
+  // Its v3 forward, or nullptr: when set (with forward_v2), every forward call
+  // goes through version 3 (abi_call_v3), and `features` may hold the v3 bits
+  // it computes (ATTNCHECK_FEATURE_PACKED).
+  ForwardV3Fn forward_v3 = nullptr;
 
   // What is known about a zoo member (empty for a reference); every test and
   // script that needs the zoo reads it here, none keeps its own list.

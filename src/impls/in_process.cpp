@@ -29,7 +29,7 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   }
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
-  const CallLayout layout = layout_for(problem, forward_v2_ ? 2 : 1);
+  const CallLayout layout = layout_for(problem, forward_v3_ ? 3 : forward_v2_ ? 2 : 1);
   uint8_t* const region = region_.at_least(layout.total);
   if (!region) return {CallStatus::error, {}, "cannot allocate the call's buffers"};
   encode_call(problem, layout, region);
@@ -41,8 +41,9 @@ Outcome InProcessImplementation::run(const Problem& problem) {
     err[sizeof err - 1] = 0;
     return outcome_from_return(rc, err, problem, layout, region);
   }
-  const attncheck_call_v2 call = abi_call_v2(problem, layout, region);
-  rc = forward_v2_(&call, err, sizeof err);
+  const attncheck_call_v3 call3 = abi_call_v3(problem, layout, region);
+  const attncheck_call_v2& call = call3.v2;
+  rc = forward_v3_ ? forward_v3_(&call3, err, sizeof err) : forward_v2_(&call, err, sizeof err);
   err[sizeof err - 1] = 0;
   Outcome forward = outcome_from_return(rc, err, problem, layout, region);
   if (!problem.is_backward() || !backward_v2_ || forward.status != CallStatus::ok) return forward;
@@ -60,9 +61,12 @@ std::unique_ptr<Implementation> make_builtin(std::string_view name) {
   const BuiltinInfo* info = find_builtin(name);
   if (!info) return nullptr;
   if (info->reset) info->reset();
-  if (info->forward_v2)
-    return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward_v2, info->features,
-                                                     info->backward_v2);
+  if (info->forward_v2) {
+    auto impl = std::make_unique<InProcessImplementation>(std::string(info->name), info->forward_v2, info->features,
+                                                          info->backward_v2);
+    if (info->forward_v3) impl->set_forward_v3(info->forward_v3);
+    return impl;
+  }
   return std::make_unique<InProcessImplementation>(std::string(info->name), info->forward);
 }
 

@@ -22,6 +22,7 @@ namespace attncheck {
 using ForwardCall = std::function<int(const attncheck_call*, char*, size_t)>;
 using ForwardV2Call = std::function<int(const attncheck_call_v2*, char*, size_t)>;
 using BackwardV2Call = std::function<int(const attncheck_call_v2*, const attncheck_grad*, char*, size_t)>;
+using ForwardV3Call = std::function<int(const attncheck_call_v3*, char*, size_t)>;
 
 class InProcessImplementation final : public Implementation {
  public:
@@ -32,6 +33,10 @@ class InProcessImplementation final : public Implementation {
                           BackwardV2Call backward = nullptr)
       : name_(std::move(name)), forward_v2_(std::move(forward)), backward_v2_(std::move(backward)),
         features_(features) {}
+  // A v2 built-in that also speaks version 3: every forward call then goes
+  // through `forward` with an attncheck_call_v3 (packed problems included;
+  // `features` may then hold kPackedFeature). Backward stays version 2's.
+  void set_forward_v3(ForwardV3Call forward) { forward_v3_ = std::move(forward); }
   std::string name() const override { return name_; }
   // "builtin:<name>" unless set_source says otherwise (the C++ API: "cpp:<name>").
   std::string source() const override { return source_.empty() ? "builtin:" + name_ : source_; }
@@ -44,6 +49,7 @@ class InProcessImplementation final : public Implementation {
   ForwardCall forward_;
   ForwardV2Call forward_v2_;
   BackwardV2Call backward_v2_;
+  ForwardV3Call forward_v3_;
   FeatureBits features_ = kV1Features;
   // The call's region (call_layout.h), kept between calls: grown, never
   // shrunk, since a law calls with many problems of similar size and fresh

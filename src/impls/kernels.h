@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 
 namespace attncheck {
 
@@ -20,6 +20,11 @@ int online_forward(const attncheck_call* call, char* err, size_t err_len);
 int reference_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 int naive_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
 int online_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len);
+// The same three through ABI v3, computing packed calls (cu_seqlens_q/k)
+// too; any other v3 field not neutral is answered ATTNCHECK_UNSUPPORTED.
+int reference_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+int naive_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+int online_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 // Their ABI v2 backward (attncheck_impl_v2::backward), with every feature:
 // reference with whole matrices, naive with loops, online as FlashAttention-2.
 int reference_backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len);

@@ -27,8 +27,9 @@ void naive_attention(const TypedCallV2<T>& c) {
   std::vector<T> logit(c.kv_len);
   std::vector<char> sees(c.kv_len);
   for (int64_t b = 0; b < c.batch; ++b) {
-    const int64_t q_len = c.q_lens ? c.q_lens[b] : c.q_len;     // Lq
-    const int64_t kv_len = c.kv_lens ? c.kv_lens[b] : c.kv_len; // Lk
+    // Lq and Lk: the lengths given, else the slot's (packed: cu[b+1] - cu[b]).
+    const int64_t q_len = c.q_lens ? c.q_lens[b] : c.cu_q ? c.cu_q[b + 1] - c.cu_q[b] : c.q_len;
+    const int64_t kv_len = c.kv_lens ? c.kv_lens[b] : c.cu_k ? c.cu_k[b + 1] - c.cu_k[b] : c.kv_len;
     for (int64_t h = 0; h < c.heads; ++h) {
       const int64_t kv_head = h / (c.heads / c.kv_heads);        // GQA: a group of query heads per kv head
       const T sink = c.sinks ? static_cast<T>(c.sinks[h]) : minus_inf;
@@ -94,6 +95,10 @@ void naive_attention(const TypedCallV2<T>& c) {
 
 int naive_forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
   return dispatch_v2(call, err, err_len, [](const auto& c) { naive_attention(c); });
+}
+
+int naive_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len) {
+  return dispatch_v3(call, err, err_len, [](const auto& c) { naive_attention(c); });
 }
 
 int naive_forward(const attncheck_call* call, char* err, size_t err_len) {

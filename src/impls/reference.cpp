@@ -101,6 +101,10 @@ int reference_forward_v2(const attncheck_call_v2* call, char* err, size_t err_le
   return dispatch_v2(call, err, err_len, [](const auto& c) { reference_attention(c); });
 }
 
+int reference_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len) {
+  return dispatch_v3(call, err, err_len, [](const auto& c) { reference_attention(c); });
+}
+
 int reference_forward(const attncheck_call* call, char* err, size_t err_len) {
   return forward_v1_via_v2(call, err, err_len, reference_forward_v2);
 }

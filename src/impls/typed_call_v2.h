@@ -26,21 +26,26 @@
 
 #include <Eigen/Core>
 
-#include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 #include "impls/typed_call.h"
 
 namespace attncheck {
 
 // A 4-d input view [batch][head][row][col]: element (b, h, r, c) is at
 // data + b*stride[0] + h*stride[1] + r*stride[2] + c (stride[3] is 1).
+// A packed view (ABI v3, cu_seqlens): `cu` [batch + 1] is set, stride[0] is
+// 0, and row r of sequence b is the buffer's row cu[b] + r.
 template <class T>
 struct StridedView {
   const T* data = nullptr;
   int64_t stride[4] = {0, 0, 0, 1};
+  const int32_t* cu = nullptr;
 
   explicit operator bool() const { return data != nullptr; }
   // Row (b, h, r): its `col` elements are contiguous.
-  const T* row(int64_t b, int64_t h, int64_t r) const { return data + b * stride[0] + h * stride[1] + r * stride[2]; }
+  const T* row(int64_t b, int64_t h, int64_t r) const {
+    return data + b * stride[0] + h * stride[1] + (r + (cu ? cu[b] : 0)) * stride[2];
+  }
   T operator()(int64_t b, int64_t h, int64_t r, int64_t c) const { return row(b, h, r)[c]; }
 };
 
@@ -49,8 +54,11 @@ template <class T>
 struct StridedOutView {
   T* data = nullptr;
   int64_t stride[4] = {0, 0, 0, 1};
+  const int32_t* cu = nullptr;  // packed, as StridedView's
 
-  T* row(int64_t b, int64_t h, int64_t r) const { return data + b * stride[0] + h * stride[1] + r * stride[2]; }
+  T* row(int64_t b, int64_t h, int64_t r) const {
+    return data + b * stride[0] + h * stride[1] + (r + (cu ? cu[b] : 0)) * stride[2];
+  }
 };
 
 // Keys [begin, end) that a row may see before its mask and bias are read:
@@ -83,13 +91,18 @@ struct TypedCallV2 {
   StridedView<T> bias;          // [batch][heads][q_len][kv_len], stride 0 broadcasts; data nullptr: none
   const float* alibi_slopes;    // [heads] or nullptr
   const float* sinks;           // [heads] or nullptr
+  // ABI v3's packing (nullptr: padded): q and out packed by cu_q [batch + 1]
+  // (their views carry it too), k and v by cu_k. The slot of b is then
+  // cu[b+1] - cu[b] rows long, and its length Lq (Lk) without q_lens (kv_lens).
+  const int32_t* cu_q = nullptr;
+  const int32_t* cu_k = nullptr;
 
   // Query heads per kv head; query head h reads kv head h / group().
   int64_t group() const { return heads / kv_heads; }
   int64_t kv_head_of(int64_t h) const { return h / group(); }
   // Rows and keys that exist in batch b (Lq and Lk); the rest is padding.
-  int64_t q_len_of(int64_t b) const { return q_lens ? q_lens[b] : q_len; }
-  int64_t kv_len_of(int64_t b) const { return kv_lens ? kv_lens[b] : kv_len; }
+  int64_t q_len_of(int64_t b) const { return q_lens ? q_lens[b] : cu_q ? cu_q[b + 1] - cu_q[b] : q_len; }
+  int64_t kv_len_of(int64_t b) const { return kv_lens ? kv_lens[b] : cu_k ? cu_k[b + 1] - cu_k[b] : kv_len; }
   // Row i's diagonal d_i: i under TOP_LEFT, else i + Lk - Lq (bottom right).
   int64_t diagonal(int64_t b, int64_t i) const {
     return causal == ATTNCHECK_CAUSAL_TOP_LEFT ? i : i + kv_len_of(b) - q_len_of(b);
@@ -252,12 +265,19 @@ std::vector<float> widen_view(const attncheck_view& from, const int64_t (&extent
 // Half-precision storage (Eigen::half or Eigen::bfloat16) widened to float,
 // computed by the float kernel into a dense float out, rounded back to
 // nearest-even into the live rows (i < Lq) of the call's out.
+// A packed side (v3) is widened whole, [total][heads][cols] (stride[0] is 0:
+// one "batch"), and its copy keeps the cu offsets.
 template <class Half, class Kernel>
-int run_widened_v2(const attncheck_call_v2& c, Kernel& kernel) {
+int run_widened_v2(const attncheck_call_v2& c, Kernel& kernel, const attncheck_call_v3* v3 = nullptr) {
   TypedCallV2<float> t = typed_view_v2<float>(c);
-  const std::vector<float> q = widen_view<Half>(c.q, {c.batch, c.heads, c.q_len, c.head_dim}, t.q);
-  const std::vector<float> k = widen_view<Half>(c.k, {c.batch, c.kv_heads, c.kv_len, c.head_dim}, t.k);
-  const std::vector<float> v = widen_view<Half>(c.v, {c.batch, c.kv_heads, c.kv_len, c.value_dim}, t.v);
+  const int32_t* cu_q = v3 ? v3->cu_seqlens_q : nullptr;
+  const int32_t* cu_k = v3 ? v3->cu_seqlens_k : nullptr;
+  const int64_t q_rows = cu_q ? v3->total_q : c.q_len, k_rows = cu_k ? v3->total_k : c.kv_len;
+  const std::vector<float> q = widen_view<Half>(c.q, {c.batch, c.heads, q_rows, c.head_dim}, t.q);
+  const std::vector<float> k = widen_view<Half>(c.k, {c.batch, c.kv_heads, k_rows, c.head_dim}, t.k);
+  const std::vector<float> v = widen_view<Half>(c.v, {c.batch, c.kv_heads, k_rows, c.value_dim}, t.v);
+  t.cu_q = t.q.cu = cu_q;
+  t.cu_k = t.k.cu = t.v.cu = cu_k;
   std::vector<float> bias;
   if (c.bias.data) bias = widen_view<Half>(c.bias, {c.batch, c.heads, c.q_len, c.kv_len}, t.bias);
   std::vector<float> out(static_cast<std::size_t>(c.batch * c.heads * c.q_len * c.value_dim));
@@ -272,7 +292,7 @@ int run_widened_v2(const attncheck_call_v2& c, Kernel& kernel) {
     for (int64_t h = 0; h < c.heads; ++h)
       for (int64_t i = 0; i < t.q_len_of(b); ++i) {
         const float* src = t.out.row(b, h, i);
-        uint16_t* row = dst + b * c.out.stride[0] + h * c.out.stride[1] + i * c.out.stride[2];
+        uint16_t* row = dst + b * c.out.stride[0] + h * c.out.stride[1] + (i + (cu_q ? cu_q[b] : 0)) * c.out.stride[2];
         for (int64_t col = 0; col < c.value_dim; ++col) row[col] = Eigen::numext::bit_cast<uint16_t>(Half(src[col]));
       }
   return ATTNCHECK_OK;
@@ -298,6 +318,88 @@ int dispatch_v2(const attncheck_call_v2* call, char* err, std::size_t err_len, K
       case ATTNCHECK_BF16: return detail::run_widened_v2<Eigen::bfloat16>(c, kernel);
     }
     return report(err, err_len, ATTNCHECK_UNSUPPORTED, "dtype %d is not offered", detail::enum_value(c.dtype));
+  } catch (const std::bad_alloc&) {
+    return report(err, err_len, kCallError, "out of memory");
+  } catch (const std::exception& e) {
+    return report(err, err_len, kCallError, "%s", e.what());
+  }
+}
+
+namespace detail {
+
+// What a packed v3 call must hold (docs/abi/plugin-abi-v3.md, "Packed
+// batches"); "" when usable. The rest of version 3 is not computed by the
+// built-ins: a non-neutral field of it is refused as unsupported by the caller.
+inline std::string packing_defect(const attncheck_call_v3& c) {
+  const attncheck_call_v2& v = c.v2;
+  struct Side { const char* name; const int32_t* cu; int64_t total, bound; const attncheck_view* views[2]; };
+  const Side sides[] = {{"cu_seqlens_q", c.cu_seqlens_q, c.total_q, v.q_len, {&v.q, nullptr}},
+                        {"cu_seqlens_k", c.cu_seqlens_k, c.total_k, v.kv_len, {&v.k, &v.v}}};
+  for (const Side& s : sides) {
+    if (!s.cu) {
+      if (s.total != 0) return std::string(s.name) + " is NULL but its total is not 0";
+      continue;
+    }
+    if (s.cu[0] != 0) return std::string(s.name) + "[0] is not 0";
+    for (int64_t b = 0; b < v.batch; ++b)
+      if (s.cu[b + 1] < s.cu[b] || s.cu[b + 1] - s.cu[b] > s.bound)
+        return std::string(s.name) + "[" + std::to_string(b + 1) + "] makes a slot outside 0..q_len (kv_len)";
+    if (s.total < std::max<int64_t>(1, s.cu[v.batch])) return std::string(s.name) + "[batch] is past its total";
+    for (const attncheck_view* view : s.views)
+      if (view && view->stride[0] != 0) return std::string(s.name) + " is given but a packed view's stride[0] is not 0";
+  }
+  if (c.cu_seqlens_q && v.out.stride[0] != 0) return "cu_seqlens_q is given but out.stride[0] is not 0";
+  for (int64_t b = 0; b < v.batch; ++b) {
+    if (c.cu_seqlens_q && v.q_lens && v.q_lens[b] > c.cu_seqlens_q[b + 1] - c.cu_seqlens_q[b])
+      return "q_lens[" + std::to_string(b) + "] is longer than its packed slot";
+    if (c.cu_seqlens_k && v.kv_lens && v.kv_lens[b] > c.cu_seqlens_k[b + 1] - c.cu_seqlens_k[b])
+      return "kv_lens[" + std::to_string(b) + "] is longer than its packed slot";
+  }
+  return "";
+}
+
+// Any added field of version 3 but the packing's is not neutral.
+inline const char* unsupported_v3_field(const attncheck_call_v3& c) {
+  if (c.block_table || c.max_pages_per_seq || c.num_pages || c.page_size) return "paged K and V";
+  if (detail::enum_value(c.k_format) != ATTNCHECK_KV_DTYPE || detail::enum_value(c.v_format) != ATTNCHECK_KV_DTYPE ||
+      c.k_scale.data || c.v_scale.data)
+    return "K and V formats other than DTYPE";
+  if (c.alibi_batch_stride != 0) return "alibi_batch_stride";
+  return nullptr;
+}
+
+template <class T>
+TypedCallV2<T> typed_view_v3(const attncheck_call_v3& c) {
+  TypedCallV2<T> t = typed_view_v2<T>(c.v2);
+  t.cu_q = t.q.cu = t.out.cu = c.cu_seqlens_q;
+  t.cu_k = t.k.cu = t.v.cu = c.cu_seqlens_k;
+  return t;
+}
+
+}  // namespace detail
+
+// dispatch_v2 for a version-3 call whose added fields are the packing's
+// (cu_seqlens_q/k, total_q/k) or neutral: the kernel reads packed rows
+// through the views' cu and lengths through q_len_of / kv_len_of. Any other
+// version-3 field is answered ATTNCHECK_UNSUPPORTED, naming it.
+template <class Kernel>
+int dispatch_v3(const attncheck_call_v3* call, char* err, std::size_t err_len, Kernel&& kernel) {
+  try {
+    if (!call) return report(err, err_len, kCallError, "invalid call: call is NULL");
+    if (const std::string defect = detail::call_v2_defect(&call->v2); !defect.empty())
+      return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
+    if (const std::string defect = detail::packing_defect(*call); !defect.empty())
+      return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
+    if (const char* field = detail::unsupported_v3_field(*call))
+      return report(err, err_len, ATTNCHECK_UNSUPPORTED, "%s: not offered", field);
+    const attncheck_call_v3& c = *call;
+    switch (detail::enum_value(c.v2.dtype)) {
+      case ATTNCHECK_F32: return detail::run_kernel_v2(kernel, detail::typed_view_v3<float>(c));
+      case ATTNCHECK_F64: return detail::run_kernel_v2(kernel, detail::typed_view_v3<double>(c));
+      case ATTNCHECK_F16: return detail::run_widened_v2<Eigen::half>(c.v2, kernel, &c);
+      case ATTNCHECK_BF16: return detail::run_widened_v2<Eigen::bfloat16>(c.v2, kernel, &c);
+    }
+    return report(err, err_len, ATTNCHECK_UNSUPPORTED, "dtype %d is not offered", detail::enum_value(c.v2.dtype));
   } catch (const std::bad_alloc&) {
     return report(err, err_len, kCallError, "out of memory");
   } catch (const std::exception& e) {

@@ -68,6 +68,7 @@ std::string_view feature_name(FeatureBits one_bit) {
     case ATTNCHECK_FEATURE_ALIBI: return "alibi";
     case ATTNCHECK_FEATURE_SINKS: return "sinks";
     case ATTNCHECK_FEATURE_LSE: return "lse";
+    case kPackedFeature: return "packed";
     case kBackwardFeature: return "backward";
   }
   return "";
@@ -124,6 +125,7 @@ FeatureBits Problem::features() const {
   if (!sinks.empty()) f |= ATTNCHECK_FEATURE_SINKS;
   if (lse_requested) f |= ATTNCHECK_FEATURE_LSE;
   if (is_backward()) f |= kBackwardFeature;
+  if (packed()) f |= kPackedFeature;
   return f;
 }
 
@@ -161,6 +163,46 @@ void expand(std::vector<T>& t, Broadcast& how, const Shape& s) {
 void Problem::expand_mask() { expand(mask, mask_broadcast, shape); }
 void Problem::expand_bias() { expand(bias, bias_broadcast, shape); }
 
+namespace {
+// cu_seqlens_q/k and total_q/k as docs/abi/plugin-abi-v3.md's "Packed batches"
+// states them, and each length within its slot. "" when consistent.
+std::string packing_inconsistency(const Problem& p) {
+  const Shape& s = p.shape;
+  struct Side { const char* cu_name; const char* total_name; const char* lens_name;
+                const std::vector<int32_t>& cu; int64_t total; const std::vector<int32_t>& lens; int64_t bound; };
+  for (const Side& side : {Side{"cu_seqlens_q", "total_q", "q_lens", p.cu_seqlens_q, p.total_q, p.q_lens, s.q_len},
+                           Side{"cu_seqlens_k", "total_k", "kv_lens", p.cu_seqlens_k, p.total_k, p.kv_lens, s.kv_len}}) {
+    std::ostringstream os;
+    if (side.cu.empty()) {
+      if (side.total != 0) os << side.total_name << " = " << side.total << " without " << side.cu_name << " (it must be 0)";
+      if (!os.str().empty()) return os.str();
+      continue;
+    }
+    if (static_cast<int64_t>(side.cu.size()) != s.batch + 1)
+      os << side.cu_name << " holds " << side.cu.size() << " entries but batch + 1 = " << s.batch + 1;
+    else if (side.cu[0] != 0)
+      os << side.cu_name << "[0] = " << side.cu[0] << " (it must be 0)";
+    else if (side.total < std::max<int64_t>(1, side.cu[s.batch]))
+      os << side.total_name << " = " << side.total << " is below max(1, " << side.cu_name << "[batch] = " << side.cu[s.batch] << ")";
+    if (!os.str().empty()) return os.str();
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const int64_t n = int64_t{side.cu[b + 1]} - side.cu[b];
+      if (n < 0 || n > side.bound)
+        os << side.cu_name << "[" << b + 1 << "] - " << side.cu_name << "[" << b << "] = " << n << " is outside 0.." << side.bound;
+      else if (!side.lens.empty() && side.lens[b] > n)
+        os << side.lens_name << "[" << b << "] = " << side.lens[b] << " is longer than its packed slot (" << n << ")";
+      if (!os.str().empty()) return os.str();
+    }
+  }
+  if (p.packed() && p.is_backward())
+    return "a packed problem with a dout: this attncheck does not lay out packed gradients yet";
+  if ((p.packed_q() && !(p.layouts.q.dense_bhsd() && p.layouts.out.dense_bhsd())) ||
+      (p.packed_k() && !(p.layouts.k.dense_bhsd() && p.layouts.v.dense_bhsd())))
+    return "a packed side's views have layouts (packed views are dense [total][heads][dim] here)";
+  return "";
+}
+}  // namespace
+
 std::string Problem::inconsistency() const {
   const Shape& s = shape;
   if (s.batch < 1 || s.heads < 1 || s.q_len < 1 || s.kv_len < 1 || s.head_dim < 1 || s.value_dim < 1)
@@ -192,6 +234,7 @@ std::string Problem::inconsistency() const {
         return std::string(is_q ? "q_lens" : "kv_lens") + " holds a length outside 0.." +
                std::to_string(is_q ? s.q_len : s.kv_len);
   }
+  if (auto msg = packing_inconsistency(*this); !msg.empty()) return msg;
   if (!(softcap == 0 || (std::isfinite(softcap) && softcap > 0))) return "softcap must be 0 (none) or finite and > 0";
   for (const auto* per_head : {&alibi_slopes, &sinks}) {
     if (per_head->empty()) continue;
@@ -227,6 +270,8 @@ std::string Problem::header() const {
   if (!alibi_slopes.empty()) os << " alibi=given";
   if (!sinks.empty()) os << " sinks=given";
   if (lse_requested) os << " lse";
+  if (packed_q()) os << " packed_q total_q=" << total_q;
+  if (packed_k()) os << " packed_k total_k=" << total_k;
   if (is_backward()) os << " backward";
   return os.str();
 }

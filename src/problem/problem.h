@@ -12,7 +12,7 @@
 
 #include "problem/dtype.h"
 #include "problem/visibility.h"
-#include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 
 namespace attncheck {
 
@@ -103,6 +103,9 @@ using FeatureBits = uint32_t;
 // What a v1 call can express: masks and causal rules, nothing else.
 inline constexpr FeatureBits kV1Features = ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL;
 inline constexpr FeatureBits kAllFeatures = (1u << 11) - 1;
+// ABI v3's packed batches (cu_seqlens_q/k): the one v3 feature a Problem
+// carries so far. Its bit (12) is the ABI's, beside the v2 bits.
+inline constexpr FeatureBits kPackedFeature = ATTNCHECK_FEATURE_PACKED;
 // Not an ABI bit: a problem with a dout is a backward problem (the forward
 // call, then ABI v2's `backward` on the implementation's own out and lse), and
 // an implementation "declares" it by having a backward. Keeping it among the
@@ -110,7 +113,9 @@ inline constexpr FeatureBits kAllFeatures = (1u << 11) - 1;
 // treat every other feature: drawn only for implementations that offer it,
 // skipped (never passed) for those that do not.
 inline constexpr FeatureBits kBackwardFeature = 1u << 16;
-// Every bit a problem may use: the ABI's and the backward bit.
+// Every bit a problem of version 2 may use: the ABI's and the backward bit.
+// (kPackedFeature is not among them: a law takes packed problems only when its
+// features name it, so the laws written before packing never see one.)
 inline constexpr FeatureBits kEveryFeature = kAllFeatures | kBackwardFeature;
 // "mask", "gqa", ...: the lower-case name after ATTNCHECK_FEATURE_; "" when not one bit.
 std::string_view feature_name(FeatureBits one_bit);
@@ -161,6 +166,20 @@ struct Problem {
   // problem asks for the gradients of sum(out * dout) with respect to q, k, v.
   std::vector<double> dout;
 
+  // --- ABI v3: packed batches (docs/abi/plugin-abi-v3.md, "Packed batches") ---
+  // cu_seqlens_q: int32 [batch + 1] prefix sums, cu[0] = 0, cu[b] <= cu[b+1],
+  // every slot cu[b+1] - cu[b] <= q_len, cu[batch] <= total_q; empty = q and
+  // out padded as in v2. Sequence b's slot holds n_q = cu[b+1] - cu[b] rows:
+  // the tensors above keep their padded shape [batch][heads][q_len][dim], and
+  // rows n_q .. q_len-1 of batch b exist nowhere in the call (Lq <= n_q, so
+  // they are never live). The call's q and out are [total_q][heads][dim]:
+  // row i of sequence b is packed row cu[b] + i; rows cu[batch] .. total_q-1
+  // are slack (poisoned in inputs, guarded in outputs). Same for keys with
+  // cu_seqlens_k, total_k, k and v (kv_len). total_* is 0 exactly when its
+  // side is not packed. A packed side's views are dense [total][heads][dim].
+  std::vector<int32_t> cu_seqlens_q, cu_seqlens_k;
+  int64_t total_q = 0, total_k = 0;
+
   // The same call: every field (problem_fields.h lists them) equal, doubles
   // by their bits (a NaN scale equals a NaN scale of the same bits, -0 differs
   // from +0: a call that sends other bits is another call), the shape as
@@ -170,6 +189,15 @@ struct Problem {
   bool has_mask() const { return !mask.empty(); }
   bool has_bias() const { return !bias.empty(); }
   bool is_backward() const { return !dout.empty(); }
+  bool packed_q() const { return !cu_seqlens_q.empty(); }
+  bool packed_k() const { return !cu_seqlens_k.empty(); }
+  bool packed() const { return packed_q() || packed_k(); }
+  // The length of b's query slot (n_q) and key slot (n_k): q_len and kv_len unpacked.
+  int64_t q_slot_of(int64_t b) const { return packed_q() ? cu_seqlens_q[b + 1] - cu_seqlens_q[b] : shape.q_len; }
+  int64_t kv_slot_of(int64_t b) const { return packed_k() ? cu_seqlens_k[b + 1] - cu_seqlens_k[b] : shape.kv_len; }
+  // Every row (key) of the padded extents exists: no lengths, no packing.
+  bool all_q_rows_live() const { return q_lens.empty() && !packed_q(); }
+  bool all_keys_live() const { return kv_lens.empty() && !packed_k(); }
   // The ABI v2 features this problem uses (a v1 implementation can take it
   // only when this is within kV1Features).
   FeatureBits features() const;
@@ -195,9 +223,10 @@ struct Problem {
     const int64_t kvh = shape.kv_head_count();
     return (bh / shape.heads) * kvh + (bh % shape.heads) / (shape.heads / kvh);
   }
-  // Rows and keys that exist in batch b (the rest is padding).
-  int64_t q_len_of(int64_t b) const { return q_lens.empty() ? shape.q_len : q_lens[b]; }
-  int64_t kv_len_of(int64_t b) const { return kv_lens.empty() ? shape.kv_len : kv_lens[b]; }
+  // Rows and keys that exist in batch b, Lq and Lk (the rest is padding):
+  // q_lens[b] when given, else the slot's length (q_len when not packed).
+  int64_t q_len_of(int64_t b) const { return q_lens.empty() ? q_slot_of(b) : q_lens[b]; }
+  int64_t kv_len_of(int64_t b) const { return kv_lens.empty() ? kv_slot_of(b) : kv_lens[b]; }
   // Row i's diagonal d_i in batch b: the key the causal rule, windows and
   // ALiBi align to (i for top_left; i + Lk - Lq otherwise, bottom right).
   int64_t diagonal(int64_t b, int64_t i) const {

@@ -47,7 +47,10 @@
 
 namespace attncheck {
 
-enum class Since : uint8_t { v1, v2, backward };
+// `packed` is not a step after `backward`: its fields (ABI v3's packing) are in
+// the file and the hash of a packed problem only, forward or backward, so
+// every file without packing keeps its bytes and its name.
+enum class Since : uint8_t { v1, v2, backward, packed };
 
 struct ProblemAttrs {
   Since since = Since::v1;
@@ -157,6 +160,12 @@ struct FieldsOf<Problem> {
       field<&Problem::dout>("dout", ProblemAttrs{.since = Since::backward, .hash = 19, .oracle = false,
                                                  .row = problem_fields_detail::value_dim,
                                                  .size = [](const Problem& p) { return p.shape.out_size(); }}),
+      field<&Problem::total_q>("total_q", ProblemAttrs{.since = Since::packed, .hash = 21, .oracle = false}),
+      field<&Problem::total_k>("total_k", ProblemAttrs{.since = Since::packed, .hash = 22, .oracle = false}),
+      field<&Problem::cu_seqlens_q>("cu_seqlens_q", ProblemAttrs{.since = Since::packed, .hash = 23,
+                                                                 .size = [](const Problem& p) { return p.shape.batch + 1; }}),
+      field<&Problem::cu_seqlens_k>("cu_seqlens_k", ProblemAttrs{.since = Since::packed, .hash = 24,
+                                                                 .size = [](const Problem& p) { return p.shape.batch + 1; }}),
   };
 };
 static_assert(fields_complete<Problem>(), "a member of Problem is missing from its field list");
