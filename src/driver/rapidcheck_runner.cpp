@@ -79,6 +79,8 @@ class NotingImplementation final : public Implementation {
   std::string name() const override { return inner_.name(); }
   std::string source() const override { return inner_.source(); }
   FeatureBits features() const override { return inner_.features(); }
+  uint32_t promises() const override { return inner_.promises(); }
+  bool shift_buffers(std::size_t bytes) override { return inner_.shift_buffers(bytes); }
   Outcome run(const Problem& p) override {
     Outcome o = inner_.run(p);
     // The call a process fault ended: a law's own derived call (V = identity,
@@ -172,6 +174,13 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
     report.skip_reason = SkipReason::not_applicable;
     report.message = "not applicable: the law is about " + feature_list(missing) + ", which " +
                      ((missing & ~impl.features()) ? impl.name() + " does not declare" : std::string("the run excludes"));
+    return report;
+  }
+  if (const uint32_t missing = law.required_promises & ~impl.promises()) {
+    report.status = LawStatus::skipped;
+    report.skip_reason = SkipReason::not_applicable;
+    report.message = "not applicable: the law judges " + promise_list(missing) + " (ABI version 3), which " +
+                     impl.name() + " does not make";
     return report;
   }
   const rc::Gen<std::shared_ptr<const Problem>> problems = gen_shared_problem(gen);

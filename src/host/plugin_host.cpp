@@ -29,9 +29,13 @@ std::string base_name(const std::string& path) {
 }
 
 // A write into the byte `at` of the region, which no tensor or guard zone
-// claims (unclaimed_bytes.h), said for a report: past the last output zone,
+// claims (unclaimed_bytes.h), said for a report: before the call's layout
+// (which starts `shift` bytes into the region), past the last output zone,
 // between two output zones, or in an alignment gap between the inputs.
-std::string unclaimed_write(const CallLayout& l, long at) {
+std::string unclaimed_write(const CallLayout& l, long at, std::size_t shift) {
+  if (static_cast<std::size_t>(at) < shift)
+    return "wrote into the shared region before the call's first tensor (byte " + std::to_string(at) + ")";
+  at -= static_cast<long>(shift);
   struct Zone { const char* name; std::size_t data_end, end; };
   std::vector<Zone> zones = {{"out", l.out + l.out_bytes, l.guard_after + CallLayout::kGuardBytes}};
   if (l.lse_bytes) zones.push_back({"lse", l.lse + l.lse_bytes, l.lse_guard_after + CallLayout::kGuardBytes});
@@ -83,6 +87,15 @@ class PluginImplementation final : public Implementation {
     return abi_ >= 2 ? (features_ & kAllFeatures) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
   }
   std::vector<std::string> declared_not_judged() const override { return not_judged_; }
+  // A v3 plugin's attncheck_impl_v3::promises (0 for versions 1 and 2).
+  uint32_t promises() const override { return promises_; }
+  // The call's layout starts `bytes` into the shared region: in the child too,
+  // every pointer of the call moves by `bytes` (the wire carries offsets).
+  bool shift_buffers(std::size_t bytes) override {
+    if (bytes % CallLayout::kAlign != 0) return false;
+    shift_ = bytes;
+    return true;
+  }
 
   // Starts (or restarts) the host child and waits for its hello.
   StartFailure start_host();
@@ -124,6 +137,8 @@ class PluginImplementation final : public Implementation {
   uint32_t abi_ = 1;        // the ABI the plugin is called through (its hello)
   FeatureBits features_ = 0;
   bool has_backward_ = false;  // a v2 or v3 plugin with a backward entry (its hello)
+  uint32_t promises_ = 0;      // a v3 plugin's ATTNCHECK_PROMISE_* bits (its hello)
+  std::size_t shift_ = 0;      // where in the region the call's layout starts (shift_buffers)
   std::vector<std::string> not_judged_;  // a v3 plugin's declarations no law judges yet
   SharedRegion region_;
   uint64_t child_region_generation_ = 0;  // the region the running child has
@@ -168,6 +183,7 @@ StartFailure PluginImplementation::start_host() {
   abi_ = hello.abi_version;
   features_ = hello.features;
   has_backward_ = hello.abi_version >= 2 && hello.has_backward != 0;
+  promises_ = hello.abi_version == 3 ? hello.promises : 0;
   if (hello.abi_version == 3)
     not_judged_ = v3_declarations_not_judged(
         {hello.features, hello.kv_formats, hello.numerics, hello.promises, has_backward_});
@@ -193,7 +209,7 @@ Outcome PluginImplementation::run(const Problem& problem) {
   // A v3 call of this slice is a v2 call with every added field neutral: v2's layout.
   const CallLayout layout = layout_for(problem, abi_ >= 2 ? 2 : 1);
   std::string why;
-  if (!region_.ensure(layout.total, why)) return {CallStatus::error, {}, why};
+  if (!region_.ensure(layout.total + shift_, why)) return {CallStatus::error, {}, why};
   if (!child_.running()) {
     // The previous call crashed or hung: a fresh child, as the plugin was at load.
     if (restart_ms_ >= options_.restart_budget_ms) {
@@ -225,8 +241,13 @@ Outcome PluginImplementation::run(const Problem& problem) {
 }
 
 Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout& layout) {
-  encode_call(problem, layout, region_.data());
-  const std::vector<ByteSpan> unclaimed = unclaimed_spans(layout, region_.size());
+  // The call's layout starts shift_ bytes into the region (shift_buffers);
+  // the bytes before it are unclaimed too, guarded like the others.
+  uint8_t* const base = region_.data() + shift_;
+  encode_call(problem, layout, base);
+  std::vector<ByteSpan> unclaimed = unclaimed_spans(layout, region_.size() - shift_);
+  for (ByteSpan& span : unclaimed) span.begin += shift_, span.end += shift_;
+  if (shift_) unclaimed.insert(unclaimed.begin(), ByteSpan{0, shift_});
   fill_unclaimed(region_.data(), unclaimed);
 
   host::CallRequest req;
@@ -234,14 +255,14 @@ Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout&
   const bool new_region = child_region_generation_ != region_.generation();
   req.region_fd_attached = new_region ? 1 : 0;
   req.abi = static_cast<int32_t>(abi_);
-  if (abi_ == 2) req.v2 = host::to_wire(abi_call_v2(problem, layout, region_.data()), region_.data());
+  if (abi_ == 2) req.v2 = host::to_wire(abi_call_v2(problem, layout, base), region_.data());
   if (abi_ == 3)
-    req.v3 = host::to_wire(host::neutral_call_v3(abi_call_v2(problem, layout, region_.data())), region_.data());
-  req.q = layout.q;
-  req.k = layout.k;
-  req.v = layout.v;
-  req.mask = layout.mask;
-  req.out = layout.out;
+    req.v3 = host::to_wire(host::neutral_call_v3(abi_call_v2(problem, layout, base)), region_.data());
+  req.q = shift_ + layout.q;
+  req.k = shift_ + layout.k;
+  req.v = shift_ + layout.v;
+  req.mask = shift_ + layout.mask;
+  req.out = shift_ + layout.out;
   req.dtype = static_cast<int32_t>(problem.dtype);
   req.causal = static_cast<int32_t>(problem.causal);
   req.has_mask = problem.has_mask() ? 1 : 0;
@@ -256,10 +277,10 @@ Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout&
   host::CallReply reply;
   if (std::optional<Outcome> failed = transact(req, reply, new_region, "")) return std::move(*failed);
   const std::string err = printable(reply.err);
-  Outcome o = outcome_from_return(reply.rc, err.c_str(), problem, layout, region_.data());
+  Outcome o = outcome_from_return(reply.rc, err.c_str(), problem, layout, base);
   if (reply.rc == ATTNCHECK_OK && o.status != CallStatus::out_of_bounds_write)
     if (const long at = first_changed_unclaimed(region_.data(), unclaimed); at >= 0)
-      return {CallStatus::out_of_bounds_write, {}, unclaimed_write(layout, at)};
+      return {CallStatus::out_of_bounds_write, {}, unclaimed_write(layout, at, shift_)};
   if (!problem.is_backward() || !has_backward_ || o.status != CallStatus::ok) return o;
   return exchange_backward(problem, layout, req, unclaimed, std::move(o));
 }
@@ -269,18 +290,18 @@ Outcome PluginImplementation::exchange_backward(const Problem& problem, const Ca
                                                 Outcome forward) {
   // Forward's out and lse are backward's inputs: kept here, where the plugin
   // cannot reach them, and compared after backward.
-  const ForwardOutputs before = snapshot_forward_outputs(layout, region_.data());
+  const ForwardOutputs before = snapshot_forward_outputs(layout, region_.data() + shift_);
   req.backward = 1;
   req.region_fd_attached = 0;  // the region forward used, already mapped by the child
-  req.grad = host::to_wire(abi_grad(problem, layout, region_.data()), region_.data());
+  req.grad = host::to_wire(abi_grad(problem, layout, region_.data() + shift_), region_.data());
   host::CallReply reply;
   if (std::optional<Outcome> failed = transact(req, reply, false, " during backward")) return std::move(*failed);
   const std::string err = printable(reply.err);
-  Outcome o = backward_outcome_from_return(reply.rc, err.c_str(), problem, layout, region_.data(), before,
+  Outcome o = backward_outcome_from_return(reply.rc, err.c_str(), problem, layout, region_.data() + shift_, before,
                                            std::move(forward));
   if (reply.rc == ATTNCHECK_OK && o.status != CallStatus::out_of_bounds_write)
     if (const long at = first_changed_unclaimed(region_.data(), unclaimed); at >= 0)
-      return {CallStatus::out_of_bounds_write, {}, "backward " + unclaimed_write(layout, at)};
+      return {CallStatus::out_of_bounds_write, {}, "backward " + unclaimed_write(layout, at, shift_)};
   return o;
 }
 

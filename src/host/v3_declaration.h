@@ -8,7 +8,7 @@
 // Example usage (the parent, on a v3 plugin's hello):
 //   const V3Declaration d{hello.features, hello.kv_formats, hello.numerics, hello.promises, hello.has_backward != 0};
 //   if (std::string why = v3_declaration_refusal(d); !why.empty()) ... refuse: "cannot load plugin P: " + why
-//   impl.not_judged = v3_declarations_not_judged(d);  // {"feature paged", "promise deterministic", ...}
+//   impl.not_judged = v3_declarations_not_judged(d);  // {"feature paged", "K/V format q8_0", ...}
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,8 @@ std::string v3_declaration_refusal(const V3Declaration& d);
 // What of the declaration this attncheck does not judge yet: each version-3
 // feature ("feature paged"), the formats of kv_formats beyond DTYPE ("K/V
 // format q8_0"), each numerics bit ("numerics q_as_q8_0") and each promise
-// ("promise deterministic"). Empty for a declaration of version-2 features only.
+// (none since the promised_* laws judge all three; "promise <name>" for one
+// they would not). Empty for a declaration of version-2 features only.
 std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d);
 
 }  // namespace attncheck

@@ -1,6 +1,7 @@
 #include "impls/builtins.h"
 
 #include "impls/kernels.h"
+#include "impls/zoo/promise_members.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -29,6 +30,17 @@ BuiltinInfo backward_member(BuiltinInfo row) {
   return row;
 }
 
+// What the references promise (ABI version 3, judged bit for bit by the
+// promised_* laws and batch_composition_independence): each computes every
+// (batch entry, head) on its own, from that sequence's own lengths, in an
+// order fixed by that sequence alone (naive: one row at a time; online: key
+// tiles of a fixed size from key 0, threads over independent (batch, head,
+// query block) items; reference: Eigen products sized by the sequence's Lq
+// and Lk), never by the batch, the bounds, the addresses or the padding; their
+// backwards sum dk and dv in a fixed order.
+constexpr uint32_t kReferencePromises =
+    ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD | ATTNCHECK_PROMISE_BATCH_INVARIANT;
+
 }  // namespace
 
 const std::vector<BuiltinInfo>& builtins() {
@@ -41,7 +53,8 @@ const std::vector<BuiltinInfo>& builtins() {
        .forward_v2 = reference_forward_v2,
        .features = kAllFeatures | kPackedFeature,
        .backward_v2 = reference_backward_v2,
-       .forward_v3 = reference_forward_v3},
+       .forward_v3 = reference_forward_v3,
+       .promises = kReferencePromises},
       {.name = "naive",
        .kind = BuiltinKind::reference,
        .description = "the founding C# loops made correct: one query row at a time, scaled, max-subtracted",
@@ -49,7 +62,8 @@ const std::vector<BuiltinInfo>& builtins() {
        .forward_v2 = naive_forward_v2,
        .features = kAllFeatures | kPackedFeature,
        .backward_v2 = naive_backward_v2,
-       .forward_v3 = naive_forward_v3},
+       .forward_v3 = naive_forward_v3,
+       .promises = kReferencePromises},
       {.name = "online",
        .kind = BuiltinKind::reference,
        .description = "tiled streaming softmax (FlashAttention order): running max, sum and rescaled output",
@@ -57,7 +71,8 @@ const std::vector<BuiltinInfo>& builtins() {
        .forward_v2 = online_forward_v2,
        .features = kAllFeatures | kPackedFeature,
        .backward_v2 = online_backward_v2,
-       .forward_v3 = online_forward_v3},
+       .forward_v3 = online_forward_v3,
+       .promises = kReferencePromises},
 
       // The zoo of ABI v1 faults. The founding faults are caught by the laws
       // named in the founding case.
@@ -194,6 +209,26 @@ const std::vector<BuiltinInfo>& builtins() {
                  .forward_v2 = skipped_tile_lse_forward_v2,
                  .pinned_laws = {"split_consistency"}}),
 
+      // ABI version 3's promises (issue #32): each member makes one and breaks
+      // it in the last bits only, every result within the bound. No fault
+      // model names them (a last-bit difference has no shape to name): the
+      // promised_* law's message says what moved (the buffers, the batch, the
+      // bounds) and that the promise asks for every bit.
+      v2_member({.name = "split_by_batch",
+                 .description = "promises batch invariance, but sums the keys in another order (key tiles, a running "
+                                "max) for batches of 3 or more: a split count chosen by the batch size",
+                 .forward = split_by_batch_forward,
+                 .forward_v2 = split_by_batch_forward_v2,
+                 .promises = ATTNCHECK_PROMISE_BATCH_INVARIANT,
+                 .pinned_laws = {"promised_batch_invariance"}}),
+      v2_member({.name = "path_by_alignment",
+                 .description = "promises determinism, but takes a vectorised path (another order of the key sums) "
+                                "when out is aligned to 128 bytes: last bits follow the buffers' addresses",
+                 .forward = path_by_alignment_forward,
+                 .forward_v2 = path_by_alignment_forward_v2,
+                 .promises = ATTNCHECK_PROMISE_DETERMINISTIC,
+                 .pinned_laws = {"promised_deterministic_forward"}}),
+
       // The backward zoo (issue #15): reference's forward, reference's backward
       // with one fault, each by the gradient law its fault breaks on almost
       // every case (tests/core/grad_laws_test.cpp shows each on a plain
@@ -243,6 +278,15 @@ const std::vector<BuiltinInfo>& builtins() {
                        .backward_v2 = grad_dk_race_order_backward_v2,
                        .pinned_laws = {"grad_deterministic"},
                        .diagnosis = "a backward whose dk reduction order changes between calls"}),
+      // Promises a deterministic backward (ABI v3); as accurate as reference,
+      // repeatable in place: only promised_deterministic_backward, which moves
+      // the buffers, tells it apart. No fault model names a last-bit difference.
+      backward_member({.name = "grad_dk_order_by_alignment",
+                       .description = "backward promising determinism whose dk sum over the query rows runs last to "
+                                      "first when dk is aligned to 128 bytes: last bits follow dk's address",
+                       .backward_v2 = grad_dk_order_by_alignment_backward_v2,
+                       .promises = ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD,
+                       .pinned_laws = {"promised_deterministic_backward"}}),
   };
   return all;
 }

@@ -48,6 +48,10 @@ struct BuiltinInfo {
   // goes through version 3 (abi_call_v3), and `features` may hold the v3 bits
   // it computes (ATTNCHECK_FEATURE_PACKED).
   ForwardV3Fn forward_v3 = nullptr;
+  // The ABI version 3 promises it makes (ATTNCHECK_PROMISE_*, plugin_v3.h),
+  // judged bit for bit by the promised_* laws: only what its code keeps on
+  // every call (a v2 built-in only; 0: none).
+  uint32_t promises = 0;
 
   // What is known about a zoo member (empty for a reference); every test and
   // script that needs the zoo reads it here, none keeps its own list.

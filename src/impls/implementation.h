@@ -3,9 +3,13 @@
 // isolated child process. Laws only see this interface.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "attncheck/plugin_v3.h"
 #include "problem/outcome.h"
 #include "problem/problem.h"
 
@@ -27,7 +31,34 @@ class Implementation {
   // version 2: "feature paged", "promise deterministic"): no law draws a case
   // that uses them, so its verdict covers none of them, and the reports say so.
   virtual std::vector<std::string> declared_not_judged() const { return {}; }
+  // The ABI version 3 promises it makes (ATTNCHECK_PROMISE_*): what the
+  // promised_* laws then demand bit for bit (docs/abi/plugin-abi-v3.md,
+  // "Promises"). A version-3 plugin's attncheck_impl_v3::promises; a built-in's
+  // row (impls/builtins.h).
+  virtual uint32_t promises() const { return 0; }
+  // Places the buffers of the calls that follow `bytes` (a multiple of
+  // CallLayout::kAlign, 64) further into the call's region: every tensor at
+  // another address, the same layout and the same bytes. 0 puts them back.
+  // The determinism promises are about calls that differ in their buffers'
+  // addresses; false when this implementation cannot move them.
+  virtual bool shift_buffers(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
 };
+
+// ABI version 3 promise bits in words, as the reports name them:
+// "the promise deterministic,batch_invariant" (v3_declaration's names).
+inline std::string promise_list(uint32_t bits) {
+  static constexpr std::pair<uint32_t, const char*> kNames[] = {
+      {ATTNCHECK_PROMISE_DETERMINISTIC, "deterministic"},
+      {ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD, "deterministic_backward"},
+      {ATTNCHECK_PROMISE_BATCH_INVARIANT, "batch_invariant"}};
+  std::string s;
+  for (const auto& [bit, name] : kNames)
+    if (bits & bit) s += (s.empty() ? "" : ",") + std::string(name);
+  return "the promise " + (s.empty() ? std::string("none") : s);
+}
 
 // What an implementation answers, without being called, for a problem that
 // uses a feature it does not declare: never sent, so "unsupported" (a law that

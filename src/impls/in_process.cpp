@@ -30,7 +30,8 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
   const CallLayout layout = layout_for(problem, forward_v3_ ? 3 : forward_v2_ ? 2 : 1);
-  uint8_t* const region = region_.at_least(layout.total);
+  uint8_t* const start = region_.at_least(layout.total + shift_);
+  uint8_t* const region = start ? start + shift_ : nullptr;
   if (!region) return {CallStatus::error, {}, "cannot allocate the call's buffers"};
   encode_call(problem, layout, region);
   char err[512] = {0};
@@ -64,6 +65,7 @@ std::unique_ptr<Implementation> make_builtin(std::string_view name) {
   if (info->forward_v2) {
     auto impl = std::make_unique<InProcessImplementation>(std::string(info->name), info->forward_v2, info->features,
                                                           info->backward_v2);
+    impl->set_promises(info->promises);
     if (info->forward_v3) impl->set_forward_v3(info->forward_v3);
     return impl;
   }

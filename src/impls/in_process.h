@@ -43,6 +43,14 @@ class InProcessImplementation final : public Implementation {
   void set_source(std::string source) { source_ = std::move(source); }
   Outcome run(const Problem& problem) override;
   FeatureBits features() const override { return features_ | (backward_v2_ ? kBackwardFeature : 0); }
+  uint32_t promises() const override { return promises_; }
+  // The promises it makes (a built-in's row, a C++ API callable's declaration).
+  void set_promises(uint32_t promises) { promises_ = promises; }
+  bool shift_buffers(std::size_t bytes) override {
+    if (bytes % 64 != 0) return false;
+    shift_ = bytes;
+    return true;
+  }
 
  private:
   std::string name_, source_;
@@ -51,6 +59,8 @@ class InProcessImplementation final : public Implementation {
   BackwardV2Call backward_v2_;
   ForwardV3Call forward_v3_;
   FeatureBits features_ = kV1Features;
+  uint32_t promises_ = 0;
+  std::size_t shift_ = 0;  // where in the region the call's layout starts (shift_buffers)
   // The call's region (call_layout.h), kept between calls: grown, never
   // shrunk, since a law calls with many problems of similar size and fresh
   // pages for every call of a long-context one cost more than the call's

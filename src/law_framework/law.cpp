@@ -8,6 +8,9 @@ Verdict check_case(const Law& law, Implementation& impl, const Problem& problem)
   if (const FeatureBits beyond = problem.features() & ~law.features)
     return Verdict::not_applicable("the case uses " + feature_list(beyond) + ", which " + law.name +
                                    " does not judge");
+  if (const uint32_t missing = law.required_promises & ~impl.promises())
+    return Verdict::not_applicable(law.name + " judges " + promise_list(missing) + ", which " + impl.name() +
+                                   " does not promise");
   Verdict v = law.check(impl, problem);
   complete_calls(problem, v.calls);
   return v;

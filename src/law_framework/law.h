@@ -87,6 +87,11 @@ struct Law {
   // GQA): every drawn problem uses them, and a law whose implementation does
   // not declare them is skipped, never passed.
   FeatureBits required = 0;
+  // ABI version 3 promises (ATTNCHECK_PROMISE_*) without which the law says
+  // nothing (promised_deterministic_forward needs DETERMINISTIC): an
+  // implementation that does not make them is skipped with the reason, never
+  // passed; one that does is judged on every drawn case.
+  uint32_t required_promises = 0;
   // Cheap laws run in the fuzzers on every input; expensive ones do not.
   bool cheap = true;
   // Run when no --law is named. A law that asks more of an implementation than

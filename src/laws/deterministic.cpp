@@ -9,21 +9,13 @@
 // Cannot catch: an implementation that is wrong in the same way every time;
 // nondeterminism too rare to show in three calls.
 #include <algorithm>
-#include <cstring>
-#include <sstream>
 
+#include "law_framework/bitwise_outputs.h"
 #include "law_framework/law_support.h"
-#include "problem/number_text.h"
 
 namespace attncheck {
 
 namespace {
-
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
 
 // A different problem of the same shape: V negated and Q's elements reversed,
 // so the intervening call leaves different values behind in any state.
@@ -36,21 +28,8 @@ Problem other_of_same_shape(const Problem& p) {
 
 std::optional<std::string> differs(const Problem& p, const std::vector<double>& a, const std::vector<double>& b,
                                    const char* when) {
-  int64_t count = 0, first = -1;
-  for (std::size_t k = 0; k < a.size(); ++k)
-    if (bits(a[k]) != bits(b[k])) {
-      ++count;
-      if (first < 0) first = static_cast<int64_t>(k);
-    }
-  if (first < 0) return std::nullopt;
-  const PairText t = pair_text(a[first], b[first], p.dtype);
-  std::ostringstream m;
-  m << count << " element(s) differ " << when << "; first " << output_element(p, first) << ": " << t.a
-    << " (bits 0x" << std::hex << bits(a[first]) << ") then " << t.b << " (bits 0x" << bits(b[first])
-    << std::dec << ")";
-  if (const std::string d = difference_text(a[first], b[first], p.dtype); !d.empty()) m << ", " << d << " apart";
-  m << "; a deterministic implementation repeats every bit";
-  return m.str();
+  if (auto m = out_bit_difference(p, a, b, when)) return *m + "; a deterministic implementation repeats every bit";
+  return std::nullopt;
 }
 
 }  // namespace

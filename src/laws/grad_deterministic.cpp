@@ -12,41 +12,16 @@
 // nondeterministic backward that is documented as such (FlashAttention's
 // default dQ accumulation): such an implementation fails this law by design.
 #include <algorithm>
-#include <cstring>
-#include <sstream>
 
+#include "law_framework/bitwise_outputs.h"
 #include "law_framework/grad_support.h"
-#include "problem/number_text.h"
 
 namespace attncheck {
 
 namespace {
 
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
 std::optional<std::string> differs(const Problem& p, const Outcome& a, const Outcome& b, const char* when) {
-  for (GradTensor t : {GradTensor::dq, GradTensor::dk, GradTensor::dv}) {
-    const std::vector<double>&x = grad_of(a, t), &y = grad_of(b, t);
-    int64_t count = 0, first = -1;
-    for (std::size_t k = 0; k < x.size() && k < y.size(); ++k)
-      if (bits(x[k]) != bits(y[k])) {
-        ++count;
-        if (first < 0) first = static_cast<int64_t>(k);
-      }
-    if (first < 0) continue;
-    const PairText text = pair_text(x[first], y[first], p.dtype);
-    std::ostringstream m;
-    m << count << " element(s) of " << grad_tensor_name(t) << " differ " << when << "; first "
-      << grad_element(p, t, first) << ": " << text.a << " (bits 0x" << std::hex << bits(x[first]) << ") then "
-      << text.b << " (bits 0x" << bits(y[first]) << std::dec << ")";
-    if (const std::string d = difference_text(x[first], y[first], p.dtype); !d.empty()) m << ", " << d << " apart";
-    m << "; a deterministic backward repeats every bit";
-    return m.str();
-  }
+  if (auto m = grads_bit_difference(p, a, b, when)) return *m + "; a deterministic backward repeats every bit";
   return std::nullopt;
 }
 

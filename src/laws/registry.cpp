@@ -14,6 +14,7 @@ Law law_accuracy_within_typical();
 Law law_finite_for_finite_inputs();
 Law law_nan_propagates();
 Law law_deterministic();
+Law law_promised_deterministic_forward();
 // Metamorphic.
 Law law_output_in_value_hull();
 Law law_logit_shift_invariance();
@@ -24,6 +25,7 @@ Law law_key_permutation_invariance();
 Law law_query_permutation_equivariance();
 Law law_batch_head_independence();
 Law law_batch_composition_independence();
+Law law_promised_batch_invariance();
 // Exact special cases.
 Law law_uniform_on_zero_query();
 Law law_single_key_passthrough();
@@ -56,6 +58,7 @@ Law law_grad_consistent_with_forward();
 Law law_grad_gqa_sums_group();
 Law law_grad_empty_rows_zero();
 Law law_grad_deterministic();
+Law law_promised_deterministic_backward();
 Law law_grad_key_permutation_equivariance();
 Law law_grad_query_permutation_equivariance();
 Law law_grad_layout_invariance();
@@ -75,6 +78,7 @@ const std::vector<Law>& all_laws() {
       law_finite_for_finite_inputs(),
       law_nan_propagates(),
       law_deterministic(),
+      law_promised_deterministic_forward(),
       law_output_in_value_hull(),
       law_logit_shift_invariance(),
       law_scale_invariance(),
@@ -84,6 +88,7 @@ const std::vector<Law>& all_laws() {
       law_query_permutation_equivariance(),
       law_batch_head_independence(),
       law_batch_composition_independence(),
+      law_promised_batch_invariance(),
       law_uniform_on_zero_query(),
       law_single_key_passthrough(),
       law_causal_prefix_consistency(),
@@ -110,6 +115,7 @@ const std::vector<Law>& all_laws() {
       law_grad_gqa_sums_group(),
       law_grad_empty_rows_zero(),
       law_grad_deterministic(),
+      law_promised_deterministic_backward(),
       law_grad_key_permutation_equivariance(),
       law_grad_query_permutation_equivariance(),
       law_grad_layout_invariance(),

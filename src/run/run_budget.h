@@ -55,6 +55,8 @@ class BudgetedImplementation final : public Implementation {
   std::string source() const override { return inner_.source(); }
   Outcome run(const Problem& problem) override;
   FeatureBits features() const override { return inner_.features(); }
+  uint32_t promises() const override { return inner_.promises(); }
+  bool shift_buffers(std::size_t bytes) override { return inner_.shift_buffers(bytes); }
 
  private:
   Implementation& inner_;

@@ -133,10 +133,36 @@ TEST(PluginHostV3, DeclarationsBeyondV2AreLoadedAndNamedAsNotJudged) {
   EXPECT_EQ(impl->features(), kAllFeatures);
   const std::vector<std::string> want = {"feature paged",      "feature packed",       "feature kv_formats",
                                          "feature alibi_batch", "feature broadcast_kv", "K/V format int4",
-                                         "K/V format q8_0",     "K/V format q4_0",      "numerics q_as_q8_0",
-                                         "promise deterministic", "promise batch_invariant"};
+                                         "K/V format q8_0",     "K/V format q4_0",      "numerics q_as_q8_0"};
   EXPECT_EQ(impl->declared_not_judged(), want);
+  // Its promises (DETERMINISTIC | BATCH_INVARIANT) reach the laws, which judge them: not named above.
+  EXPECT_EQ(impl->promises(), ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT);
   expect_echo(strided_problem(DType::f32), impl->run(strided_problem(DType::f32)));
+}
+
+// Implementation::shift_buffers: the call's layout starts further into the
+// shared region, and every pointer the child builds from the wire moves with
+// it (the echo reads q and writes out and lse through them); a v2-only
+// declaration promises nothing.
+TEST(PluginHostV3, ShiftedBuffersReachTheChild) {
+  auto impl = load("echo");
+  ASSERT_TRUE(impl);
+  EXPECT_EQ(impl->promises(), 0u);
+  const Problem p = strided_problem(DType::f32);
+  for (std::size_t shift : {std::size_t{64}, std::size_t{4160}, std::size_t{8128}, std::size_t{0}}) {
+    ASSERT_TRUE(impl->shift_buffers(shift));
+    expect_echo(p, impl->run(p));
+  }
+  EXPECT_FALSE(impl->shift_buffers(32));  // not a multiple of the alignment
+  // The child sees out `shift` bytes further (the address echoed in lse).
+  auto where = load("echo_address");
+  ASSERT_TRUE(where);
+  const Outcome at0 = where->run(p);
+  ASSERT_TRUE(where->shift_buffers(4160));
+  const Outcome moved = where->run(p);
+  ASSERT_EQ(at0.status, CallStatus::ok) << at0.message;
+  ASSERT_EQ(moved.status, CallStatus::ok) << moved.message;
+  EXPECT_EQ(std::fmod(moved.lse[0] - at0.lse[0] + 65536, 65536), 4160.0);
 }
 
 TEST(PluginHostV3, BrokenV3ExportsAreRefusedNamingTheFieldAndValue) {
@@ -259,8 +285,9 @@ TEST(V3Declaration, NumericsNeedAFormatThatKVFormatsOffers) {
 
 TEST(V3Declaration, VersionTwoFeaturesAloneAreAllJudged) {
   EXPECT_TRUE(v3_declarations_not_judged({.features = kAllFeatures, .has_backward = true}).empty());
-  EXPECT_EQ(v3_declarations_not_judged({.features = ATTNCHECK_FEATURE_V_VIEW_OF_K, .promises = 2, .has_backward = true}),
-            (std::vector<std::string>{"feature v_view_of_k", "promise deterministic_backward"}));
+  // The promises are judged by the promised_* laws: never named.
+  EXPECT_EQ(v3_declarations_not_judged({.features = ATTNCHECK_FEATURE_V_VIEW_OF_K, .promises = 7, .has_backward = true}),
+            (std::vector<std::string>{"feature v_view_of_k"}));
 }
 
 }  // namespace
