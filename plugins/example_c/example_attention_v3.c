@@ -5,9 +5,9 @@
  * fields version 3 adds (packed batches, paged caches, stored K/V formats and their
  * scales, ALiBi slopes per batch entry), each with a neutral value; a plugin only
  * receives non-neutral values for the features it declares. This example declares
- * version 2's forward features and no version-3 feature, format, numerics bit or
- * promise: every call it gets is a version-2 call in `call->v2`, and it computes that
- * call exactly as the spec states it, one step per function, in double:
+ * version 2's forward features and no version-3 feature, format or numerics bit: every
+ * call it gets is a version-2 call in `call->v2`, and it computes that call exactly as
+ * the spec states it, one step per function, in double:
  *   - strided views of q, k, v, out (STRIDES); grouped-query heads (GQA);
  *   - per-sequence lengths: padding rows and keys never read, padding rows of out and
  *     lse never written (LENGTHS);
@@ -17,8 +17,17 @@
  * It takes f32 and f64 and answers ATTNCHECK_UNSUPPORTED to f16 and bf16 (a finer
  * limit: attncheck drops those dtypes and says so). It has no backward.
  *
+ * It makes the two forward promises a plain loop keeps (ATTNCHECK_PROMISE_*): each row
+ * sums over its own sequence's visible keys, first to last, in double, with scratch
+ * written before it is read, so the result depends on nothing but that row's inputs:
+ *   - DETERMINISTIC: not on the buffers' addresses, the padding or an earlier call;
+ *   - BATCH_INVARIANT: not on the other sequences, the batch, b's place, q_len or kv_len.
+ * attncheck holds it to both bit for bit (promised_deterministic_forward,
+ * promised_batch_invariance). A kernel that splits its keys by the batch size or picks
+ * a path by alignment must not declare them.
+ *
  * What attncheck checks of it today: everything version 2 defines, as for a version-2
- * plugin. A version-3 feature, format, numerics bit or promise declared in
+ * plugin, and its promises. A version-3 feature, format or numerics bit declared in
  * attncheck_impl_v3 is accepted (or refused, when the spec says so) but not yet judged
  * by any law; the reports then say "NOT CHECKED" (docs/plugins.md, "Version 3").
  *
@@ -244,10 +253,10 @@ static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t e
   return ATTNCHECK_OK;
 }
 
-/* Version 2's forward features and nothing of version 3: kv_formats, numerics and promises
- * 0 (neutral). A version-3 bit declared here would be loaded, but no law of this attncheck
- * judges it yet, and the reports would say so. The struct is static: it must outlive the
- * call. */
+/* Version 2's forward features, no version-3 feature (kv_formats and numerics 0, neutral),
+ * and the promises its loop keeps (see the top of the file). A version-3 feature declared
+ * here would be loaded, but no law of this attncheck judges it yet, and the reports would
+ * say so. The struct is static: it must outlive the call. */
 const attncheck_impl_v3 *attncheck_plugin_v3(void) {
   static const attncheck_impl_v3 impl = {
       ATTNCHECK_ABI_VERSION_3,
@@ -256,7 +265,7 @@ const attncheck_impl_v3 *attncheck_plugin_v3(void) {
           ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE,
       0, /* kv_formats: only with ATTNCHECK_FEATURE_KV_FORMATS */
       0, /* numerics */
-      0, /* promises */
+      ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT, /* promises */
       "example_c_v3",
       example_forward_v3,
       NULL /* backward: no gradients */

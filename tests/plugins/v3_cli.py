@@ -84,8 +84,8 @@ elif scenario == "refused":
         expect("cannot load plugin" in p.stderr, f"{stem}: {p.stderr}")
 
 elif scenario == "not-checked":
-    declared = ["feature paged", "feature kv_formats", "K/V format q8_0", "K/V format q4_0", "numerics q_as_q8_0",
-                "promise deterministic", "promise batch_invariant"]
+    # Its promises (DETERMINISTIC, BATCH_INVARIANT) are judged by the promised_* laws: not named.
+    declared = ["feature paged", "feature kv_formats", "K/V format q8_0", "K/V format q4_0", "numerics q_as_q8_0"]
     base = ["--plugin", plugin("v3_declares_unjudged_plugin"), "--law", "matches_oracle", "--law",
             "lse_matches_oracle", "--seed", SEED]
     p = run(["check"] + base + ["--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"], 0)
@@ -122,7 +122,30 @@ elif scenario == "example":
     impl = read_json("r.json")["implementations"][0]
     expect(impl["name"] == "example_c_v3" and impl["verdict"] == "pass", f"{impl['name']}: {impl['verdict']}")
     expect(all(l["status"] == "pass" for l in impl["laws"]), f"{[(l['law'], l['status']) for l in impl['laws']]}")
-    expect("not_checked" not in impl, "the example declares no v3 bit: nothing is unchecked")
+    expect("not_checked" not in impl, "the example declares no v3 feature: nothing is unchecked")
+
+elif scenario == "promises":
+    # The example keeps the promises it makes, judged bit for bit through the plugin host.
+    promised = ["promised_deterministic_forward", "promised_batch_invariance"]
+    args = ["check", "--plugin", os.path.join(plugin_dir, "libexample_attention_v3.so"), "--seed", SEED,
+            "--json", "r.json"]
+    for law in promised:
+        args += ["--law", law]
+    run(args, 0)
+    impl = read_json("r.json")["implementations"][0]
+    for l in impl["laws"]:
+        expect(l["status"] == "pass" and l["judged"] >= 10, f"example_c_v3 {l['law']}: {l['status']} {l['judged']}")
+    expect(sorted(l["law"] for l in impl["laws"]) == sorted(promised), f"{[l['law'] for l in impl['laws']]}")
+    # A kernel that promises determinism and sums its keys in an order a per-call counter picks fails.
+    law = ["--law", "promised_deterministic_forward", "--seed", SEED, "--json", "c.json"]
+    p = run(["check", "--plugin", plugin("v3_counter_order_plugin")] + law, 1)
+    failed = read_json("c.json")["implementations"][0]["laws"][0]
+    expect(failed["status"] == "fail", f"counter_order: {failed['status']}")
+    expect("ATTNCHECK_PROMISE_DETERMINISTIC promises every bit" in p.stdout, f"console:\n{p.stdout[-3000:]}")
+    # The same kernel promising nothing is not judged by the law: skipped, with the reason.
+    p = run(["check", "--plugin", plugin("v3_counter_order_unpromised_plugin")] + law, 0)
+    skipped = read_json("c.json")["implementations"][0]["laws"][0]
+    expect(skipped["status"] == "skipped" and "does not make" in json.dumps(skipped), f"{skipped}")
 
 else:
     sys.exit(f"unknown scenario {scenario}")

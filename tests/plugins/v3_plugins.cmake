@@ -28,6 +28,13 @@ foreach(variant IN LISTS ATTNCHECK_V3_ECHO_VARIANTS)
   attncheck_test_plugin(attncheck_test_v3_${name}_plugin v3_${name}_plugin v3_echo_plugin.c 11 "${defines}")
 endforeach()
 
+# The v3 example's kernel promising determinism and summing keys in an order a per-call
+# counter picks (v3_cli.py, scenario promises); and the same promising nothing.
+attncheck_test_plugin(attncheck_test_v3_counter_order_plugin v3_counter_order_plugin v3_counter_order_plugin.c 99
+                      NONE)
+attncheck_test_plugin(attncheck_test_v3_counter_order_unpromised_plugin v3_counter_order_unpromised_plugin
+                      v3_counter_order_plugin.c 99 NO_PROMISE)
+
 # One kernel (the v2 example's, with a fault added), exported once through each version.
 attncheck_test_plugin(attncheck_test_v2_kernel_as_v2_plugin v2_kernel_as_v2_plugin v2_kernel_as_v3_plugin.c 99 NONE)
 attncheck_test_plugin(attncheck_test_v2_kernel_as_v3_plugin v2_kernel_as_v3_plugin v2_kernel_as_v3_plugin.c 99
@@ -44,7 +51,7 @@ gtest_discover_tests(plugin_host_v3_test PROPERTIES LABELS plugin)
 
 # The same, through the command line (tests/plugins/v3_cli.py): a few one- and two-law checks.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
-foreach(scenario same-verdicts refused not-checked example)
+foreach(scenario same-verdicts refused not-checked example promises)
   add_test(NAME plugin_v3_cli_${scenario}
            COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/v3_cli.py $<TARGET_FILE:attncheck> ${scenario}
                    ${ATTNCHECK_TEST_PLUGIN_DIR} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/v3_cli
