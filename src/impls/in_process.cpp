@@ -11,9 +11,14 @@ namespace attncheck {
 
 uint8_t* InProcessImplementation::Region::at_least(std::size_t bytes) {
   if (bytes > bytes_ || !data_) {
-    // aligned_alloc wants a multiple of the alignment.
-    const std::size_t rounded = (bytes + CallLayout::kAlign - 1) / CallLayout::kAlign * CallLayout::kAlign;
-    data_.reset(static_cast<uint8_t*>(std::aligned_alloc(CallLayout::kAlign, rounded)));
+    // Page-aligned, as the plugin host's mapping is: every buffer's address
+    // modulo a page is then the layout's and shift_buffers' alone, not the
+    // heap's, so a kernel whose path depends on alignment (the zoo's
+    // path_by_alignment) is judged the same on every run. aligned_alloc wants
+    // a multiple of the alignment.
+    constexpr std::size_t kPage = 4096;
+    const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+    data_.reset(static_cast<uint8_t*>(std::aligned_alloc(kPage, rounded)));
     bytes_ = data_ ? rounded : 0;
   }
   return data_.get();
