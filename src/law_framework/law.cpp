@@ -10,7 +10,7 @@ Verdict check_case(const Law& law, Implementation& impl, const Problem& problem)
                                    " does not judge");
   if (const uint32_t missing = law.required_promises & ~impl.promises())
     return Verdict::not_applicable(law.name + " judges " + promise_list(missing) + ", which " + impl.name() +
-                                   " does not promise");
+                                   " does not declare (attncheck_impl_v3::promises)");
   Verdict v = law.check(impl, problem);
   complete_calls(problem, v.calls);
   return v;

@@ -145,7 +145,7 @@ elif scenario == "promises":
     # The same kernel promising nothing is not judged by the law: skipped, with the reason.
     p = run(["check", "--plugin", plugin("v3_counter_order_unpromised_plugin")] + law, 0)
     skipped = read_json("c.json")["implementations"][0]["laws"][0]
-    expect(skipped["status"] == "skipped" and "does not make" in json.dumps(skipped), f"{skipped}")
+    expect(skipped["status"] == "skipped" and "does not declare" in json.dumps(skipped), f"{skipped}")
 
 else:
     sys.exit(f"unknown scenario {scenario}")

@@ -49,10 +49,19 @@ for name in ("softcap_bounds_weights", "logit_shift_invariance", "weights_sum_to
     expect(name in laws, f"{name} is not in the default catalogue's report: {sorted(laws)}")
 
 # Every law: pass, on at least the floor of judged cases. A correct kernel fails none,
-# and declares every feature, so no law may be skipped either.
+# and declares every feature, so no law may be skipped either, but the laws of ABI
+# version 3's promises (promised_*), which a version-2 plugin cannot make: those are
+# skipped, with the reason (tests/core/promise_laws_test.cpp judges them on a kernel that
+# makes them).
+def promise_not_made(name, law):
+    return (name.startswith("promised_") and law["status"] == "skipped"
+            and "does not declare" in law.get("message", ""))
+
+
 short = [f"{name}: {law['status']}, judged {law.get('judged')} of {law.get('cases')} drawn"
          f"{': ' + law['message'][:300] if law.get('message') else ''}"
-         for name, law in laws.items() if law["status"] != "pass" or law.get("judged", 0) < FLOOR]
+         for name, law in laws.items()
+         if not promise_not_made(name, law) and (law["status"] != "pass" or law.get("judged", 0) < FLOOR)]
 for line in short:
     print(line, file=sys.stderr)
 expect(not short, f"{len(short)} of {len(laws)} law(s) did not pass on {FLOOR} judged cases (above)")
