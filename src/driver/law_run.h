@@ -51,7 +51,8 @@ struct RunOptions {
   GenOptions gen;           // before the law tailors it
   // The ABI v2 features problems may use (--features); each law draws within
   // these, the implementation's declared ones and its own (Law::features).
-  FeatureBits features = kEveryFeature;
+  // ABI v3's packing too: only laws whose features name it draw packed problems.
+  FeatureBits features = kEveryFeature | kPackedFeature;
 };
 
 // pass: every judged case obeyed the law, and at least min_judged (and at

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "gen/feature_draws.h"
+#include "gen/packed_draws.h"
 #include "gen/value_draws.h"
 
 namespace attncheck::gen {
@@ -319,6 +320,9 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p) {
     draw_dout(o, r, p);
     if (want(ATTNCHECK_FEATURE_STRIDES, 0.45)) draw_gradient_layouts(r, p.layouts);
   }
+  // ABI v3's packing, after everything (forward problems only: packed
+  // gradients are not laid out yet); nothing drawn without kPackedFeature.
+  if (!p.is_backward() && want(kPackedFeature, 0.5)) draw_packing(r, p);
 }
 
 template void draw_kv_heads(RandomChoices&, int64_t, Shape&, bool);

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "gen/feature_draws.h"
+#include "gen/packed_draws.h"
 #include "gen/generators.h"
 #include "problem/transforms.h"
 
@@ -116,6 +117,8 @@ void shrink_features(const Problem& p, std::vector<Problem>& out) {
   if (!p.sinks.empty()) offer(p, out, [](Problem& c) { c.sinks.clear(); });
   if (p.lse_requested) offer(p, out, [](Problem& c) { c.lse_requested = false; });
 
+  // ABI v3's packing: unpacked, then without slack or padding inside its slots.
+  shrink_packing(p, out);
   // Then simpler forms of what stays.
   shrink_layouts(p, out);
   shrink_lengths(p, out);

@@ -81,10 +81,12 @@ class PluginImplementation final : public Implementation {
   Outcome run(const Problem& problem) override;
   // A v2 or v3 plugin's declared v2 features (and kBackwardFeature when its
   // backward is not NULL); a v1 plugin takes masks and causal rules. A v3
-  // plugin's own bits (11 to 16) are not among them: no problem uses them yet
-  // (declared_not_judged says so), and bit 16 is kBackwardFeature here.
+  // plugin's own bits (11 to 16) are not among them but PACKED, the one
+  // problems use so far (the rest declared_not_judged names); bit 16 is
+  // kBackwardFeature here.
   FeatureBits features() const override {
-    return abi_ >= 2 ? (features_ & kAllFeatures) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
+    const FeatureBits taken = abi_ == 3 ? kAllFeatures | kPackedFeature : kAllFeatures;
+    return abi_ >= 2 ? (features_ & taken) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
   }
   std::vector<std::string> declared_not_judged() const override { return not_judged_; }
   // A v3 plugin's attncheck_impl_v3::promises (0 for versions 1 and 2).
@@ -206,8 +208,8 @@ Outcome PluginImplementation::run(const Problem& problem) {
   }
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
-  // A v3 call of this slice is a v2 call with every added field neutral: v2's layout.
-  const CallLayout layout = layout_for(problem, abi_ >= 2 ? 2 : 1);
+  // A v3 call is laid out as v2's, with the packing's arrays when packed.
+  const CallLayout layout = layout_for(problem, abi_ >= 2 ? static_cast<int>(abi_) : 1);
   std::string why;
   if (!region_.ensure(layout.total + shift_, why)) return {CallStatus::error, {}, why};
   if (!child_.running()) {
@@ -257,7 +259,7 @@ Outcome PluginImplementation::exchange(const Problem& problem, const CallLayout&
   req.abi = static_cast<int32_t>(abi_);
   if (abi_ == 2) req.v2 = host::to_wire(abi_call_v2(problem, layout, base), region_.data());
   if (abi_ == 3)
-    req.v3 = host::to_wire(host::neutral_call_v3(abi_call_v2(problem, layout, base)), region_.data());
+    req.v3 = host::to_wire(abi_call_v3(problem, layout, base), region_.data());
   req.q = shift_ + layout.q;
   req.k = shift_ + layout.k;
   req.v = shift_ + layout.v;

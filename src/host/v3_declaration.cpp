@@ -100,8 +100,10 @@ constexpr uint32_t kV3JudgedPromises =
 
 std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   std::vector<std::string> out;
+  // PACKED is judged, forward calls (packed_equals_padded,
+  // slack_inert_and_untouched, empty_sequences, in the default catalogue).
   for (const V3DeclBitName& f : kV3FeatureNames)
-    if (d.features & f.bit) out.push_back(std::string("feature ") + f.name);
+    if ((d.features & f.bit) && f.bit != ATTNCHECK_FEATURE_PACKED) out.push_back(std::string("feature ") + f.name);
   for (const V3DeclBitName& f : kV3KvFormatNames)
     if (v3_offered_formats(d) & f.bit) out.push_back(std::string("K/V format ") + f.name);
   for (const V3DeclBitName& n : kV3NumericsNames)

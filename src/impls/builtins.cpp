@@ -1,6 +1,7 @@
 #include "impls/builtins.h"
 
 #include "impls/kernels.h"
+#include "impls/zoo/packed_members.h"
 #include "impls/zoo/promise_members.h"
 #include "problem/problem.h"
 
@@ -40,6 +41,16 @@ BuiltinInfo backward_member(BuiltinInfo row) {
 // backwards sum dk and dv in a fixed order.
 constexpr uint32_t kReferencePromises =
     ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD | ATTNCHECK_PROMISE_BATCH_INVARIANT;
+
+// A zoo member of ABI v3's packing: reference's entries (correct) but its v3
+// forward, with every v2 feature and PACKED.
+BuiltinInfo packed_member(BuiltinInfo row) {
+  row.kind = BuiltinKind::zoo;
+  row.forward = reference_forward;
+  row.forward_v2 = reference_forward_v2;
+  row.features = kAllFeatures | kPackedFeature;
+  return row;
+}
 
 }  // namespace
 
@@ -228,6 +239,17 @@ const std::vector<BuiltinInfo>& builtins() {
                  .forward_v2 = path_by_alignment_forward_v2,
                  .promises = ATTNCHECK_PROMISE_DETERMINISTIC,
                  .pinned_laws = {"promised_deterministic_forward"}}),
+
+      // ABI v3's packed batches: reference's packed forward with one fault of
+      // a varlen kernel, right on padded calls; caught by the packed laws at
+      // every seed (no fault model names a packed fault yet: undiagnosed,
+      // diagnose_v2_test says why). empty_sequences catches it where a
+      // sequence has kv_lens 0 in a non-empty key slot: its rows see keys.
+      packed_member({.name = "packed_kv_lens_ignored",
+                     .description = "with packed keys, attends every key of a sequence's slot: kv_lens (seqused_k) "
+                                    "ignored for cu_seqlens_k calls",
+                     .forward_v3 = packed_kv_lens_ignored_forward_v3,
+                     .pinned_laws = {"slack_inert_and_untouched", "packed_equals_padded", "empty_sequences"}}),
 
       // The backward zoo (issue #15): reference's forward, reference's backward
       // with one fault, each by the gradient law its fault breaks on almost

@@ -42,6 +42,10 @@ Law law_query_sensitivity();
 Law law_gqa_equals_repeated_kv();
 Law law_layout_invariance();
 Law law_lengths_equal_slices();
+// ABI v3's packed batches.
+Law law_packed_equals_padded();
+Law law_slack_inert_and_untouched();
+Law law_empty_sequences();
 Law law_window_equals_mask();
 Law law_alibi_equals_bias();
 Law law_softcap_bounds_weights();
@@ -100,6 +104,9 @@ const std::vector<Law>& all_laws() {
       law_gqa_equals_repeated_kv(),
       law_layout_invariance(),
       law_lengths_equal_slices(),
+      law_packed_equals_padded(),
+      law_slack_inert_and_untouched(),
+      law_empty_sequences(),
       law_window_equals_mask(),
       law_alibi_equals_bias(),
       law_softcap_bounds_weights(),

@@ -112,6 +112,19 @@ std::vector<int32_t> cut_lens(const std::vector<int32_t>& lens, int64_t batches,
   return r;
 }
 
+// A packed side (ABI v3) cut as its lengths are: each kept sequence's slot
+// keeps its rows [begin, begin + count), re-packed from row 0, the slack kept.
+void cut_packing(std::vector<int32_t>& cu, int64_t& total, int64_t batches, int64_t begin, int64_t count) {
+  if (cu.empty()) return;
+  std::vector<int32_t> slots;
+  for (int64_t b = 0; b < batches; ++b) slots.push_back(cu[b + 1] - cu[b]);
+  slots = cut_lens(slots, batches, begin, count);
+  const int64_t slack = total - cu.back();
+  cu.assign(1, 0);
+  for (int32_t n : slots) cu.push_back(cu.back() + n);
+  total = std::max<int64_t>(1, cu.back() + slack);
+}
+
 }  // namespace
 
 Problem restricted(const Problem& p, const Ranges& g) {
@@ -149,6 +162,8 @@ Problem restricted(const Problem& p, const Ranges& g) {
   r.bias = cut_pairs(p.bias, p.bias_broadcast, s, g);
   r.q_lens = cut_lens(p.q_lens, g.batches, g.q_begin, g.q_count);
   r.kv_lens = cut_lens(p.kv_lens, g.batches, g.k_begin, g.k_count);
+  cut_packing(r.cu_seqlens_q, r.total_q, g.batches, g.q_begin, g.q_count);
+  cut_packing(r.cu_seqlens_k, r.total_k, g.batches, g.k_begin, g.k_count);
   for (auto per_head : {&Problem::alibi_slopes, &Problem::sinks})
     if (!(p.*per_head).empty()) (r.*per_head).resize(static_cast<std::size_t>(g.heads));
   return r;

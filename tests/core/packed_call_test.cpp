@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "call/call_layout.h"
+#include "gen/generators.h"
 #include "impls/in_process.h"
 #include "oracle/oracle.h"
 #include "problem/problem.h"
@@ -192,6 +193,59 @@ TEST_P(PackedReferences, PackedEqualsPaddedRowForRow) {
       EXPECT_TRUE(judged.ok) << GetParam() << " worst ratio " << judged.worst_ratio;
       EXPECT_GT(judged.judged, 0);
     }
+}
+
+// The generator packs only when PACKED is among the features, and then draws
+// every case packed (required), consistent, with empty sequences, slack rows,
+// slots as long as q_len / kv_len and slots longer than their lengths.
+TEST(PackedDraws, PackedCasesComeInEveryForm) {
+  GenOptions o;
+  o.features = kAllFeatures | kPackedFeature;
+  o.required = kPackedFeature;
+  int empty = 0, slack = 0, full_slot = 0, padded_slot = 0, both = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    const Problem p = sample_problem(o, seed, 30);
+    ASSERT_EQ(p.inconsistency(), "") << "seed " << seed;
+    ASSERT_TRUE(p.packed()) << "seed " << seed;
+    both += p.packed_q() && p.packed_k();
+    if (p.packed_q()) slack += p.total_q > std::max<int64_t>(1, p.cu_seqlens_q.back());
+    for (int64_t b = 0; b < p.shape.batch; ++b) {
+      empty += p.packed_q() && p.q_slot_of(b) == 0;
+      full_slot += p.packed_k() && p.kv_slot_of(b) == p.shape.kv_len;
+      padded_slot += p.packed_q() && p.q_len_of(b) < p.q_slot_of(b);
+    }
+  }
+  EXPECT_GT(empty, 10);
+  EXPECT_GT(slack, 30);
+  EXPECT_GT(full_slot, 10);
+  EXPECT_GT(padded_slot, 10);
+  EXPECT_GT(both, 30);
+  o.features = kAllFeatures;
+  o.required = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) EXPECT_FALSE(sample_problem(o, seed, 30).packed()) << seed;
+}
+
+// Shrinking offers the case unpacked (the slots as lengths, the same sequences)
+// and every candidate of a packed case is consistent (the shape's cuts re-pack).
+TEST(PackedDraws, ShrinkingGoesTowardUnpackedAndStaysConsistent) {
+  GenOptions o;
+  o.features = kAllFeatures | kPackedFeature;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Problem p = sample_problem(o, seed, 30);
+    if (!p.packed()) continue;
+    bool unpacked = false;
+    for (const Problem& c : shrink_problem(p, o)) {
+      ASSERT_EQ(c.inconsistency(), "") << "seed " << seed << ": " << c.header();
+      if (!c.packed() && c.shape == p.shape) {
+        unpacked = true;
+        for (int64_t b = 0; b < p.shape.batch; ++b) {
+          EXPECT_EQ(c.q_len_of(b), p.q_len_of(b));
+          EXPECT_EQ(c.kv_len_of(b), p.kv_len_of(b));
+        }
+      }
+    }
+    EXPECT_TRUE(unpacked) << "seed " << seed;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Builtins, PackedReferences, ::testing::Values("reference", "naive", "online"));

@@ -1,0 +1,17 @@
+// The zoo member of ABI version 3's packed batches (cu_seqlens_q/k):
+// reference's correct packed forward with one realistic fault of a varlen
+// kernel, correct on padded calls (their v1 and v2 entries are reference's).
+// Their rows: builtins.cpp.
+#pragma once
+
+#include <cstddef>
+
+#include "attncheck/plugin_v3.h"
+
+namespace attncheck {
+
+// packed_kv_lens_ignored: with packed keys, each sequence attends its whole
+// key slot, kv_lens (seqused_k) ignored.
+int packed_kv_lens_ignored_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+
+}  // namespace attncheck
