@@ -164,6 +164,20 @@ TEST(PluginHostV3, ShiftedBuffersReachTheChild) {
   ASSERT_EQ(at0.status, CallStatus::ok) << at0.message;
   ASSERT_EQ(moved.status, CallStatus::ok) << moved.message;
   EXPECT_EQ(std::fmod(moved.lse[0] - at0.lse[0] + 65536, 65536), 4160.0);
+  // A backward call moved: the same gradients (dq = dout), its guards checked where they moved.
+  auto backward = load("echo_backward");
+  ASSERT_TRUE(backward);
+  Shape s{2, 4, 3, 4, 2, 2};
+  s.kv_heads = 2;
+  Problem b = make_problem(DType::f32, s);
+  for (std::size_t i = 0; i < b.q.size(); ++i) b.q[i] = static_cast<double>(i + 1);
+  b.dout.assign(static_cast<std::size_t>(s.out_size()), 0.5);
+  const Outcome in_place = backward->run(b);
+  ASSERT_TRUE(backward->shift_buffers(4160));
+  const Outcome shifted = backward->run(b);
+  ASSERT_EQ(shifted.status, CallStatus::ok) << shifted.message;
+  EXPECT_EQ(shifted.dq, in_place.dq);
+  EXPECT_EQ(shifted.dq, b.dout);
 }
 
 TEST(PluginHostV3, BrokenV3ExportsAreRefusedNamingTheFieldAndValue) {
