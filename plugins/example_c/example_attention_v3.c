@@ -5,9 +5,15 @@
  * fields version 3 adds (packed batches, paged caches, stored K/V formats and their
  * scales, ALiBi slopes per batch entry), each with a neutral value; a plugin only
  * receives non-neutral values for the features it declares. This example declares
- * version 2's forward features and no version-3 feature, format or numerics bit: every
- * call it gets is a version-2 call in `call->v2`, and it computes that call exactly as
- * the spec states it, one step per function, in double:
+ * version 2's forward features and one version-3 feature, packed batches (PACKED), and
+ * no format or numerics bit: every call it gets is a version-2 call in `call->v2`,
+ * perhaps packed, and it computes that call exactly as the spec states it, one step per
+ * function, in double:
+ *   - packed batches (PACKED): with cu_seqlens_q, q and out are [total_q][heads][dim]
+ *     and row i of sequence b is packed row cu_seqlens_q[b] + i (stride[0] is 0); with
+ *     cu_seqlens_k the same for k and v; a sequence's length is its slot's,
+ *     cu[b+1] - cu[b], unless q_lens / kv_lens give a shorter one. Empty sequences are
+ *     not computed, and slack rows past cu[batch] are neither read nor written;
  *   - strided views of q, k, v, out (STRIDES); grouped-query heads (GQA);
  *   - per-sequence lengths: padding rows and keys never read, padding rows of out and
  *     lse never written (LENGTHS);
@@ -27,7 +33,8 @@
  * a path by alignment must not declare them.
  *
  * What attncheck checks of it today: everything version 2 defines, as for a version-2
- * plugin, and its promises. A version-3 feature, format or numerics bit declared in
+ * plugin, packed calls (packed_equals_padded, slack_inert_and_untouched,
+ * empty_sequences), and its promises. A version-3 feature, format or numerics bit declared in
  * attncheck_impl_v3 is accepted (or refused, when the spec says so) but not yet judged
  * by any law; the reports then say "NOT CHECKED" (docs/plugins.md, "Version 3").
  *
@@ -60,14 +67,14 @@
 
 /* ---- what version 3 adds, and why this plugin sees none of it ------------------------- */
 
-/* The plugin declares no version-3 feature, so the checker sends every added field at
- * its neutral value: no cu_seqlens (not packed), no block_table and page sizes 0 (not
- * paged), K and V in the call's dtype with no scales, slopes per head only. Anything
- * else is a caller that breaks the contract: answered with an error (2) that names the
- * field, never computed as if it were neutral. Returns 1 when every field is neutral. */
+/* The plugin declares PACKED and no other version-3 feature, so the checker sends every
+ * other added field at its neutral value: no block_table and page sizes 0 (not paged),
+ * K and V in the call's dtype with no scales, slopes per head only. Anything else is a
+ * caller that breaks the contract: answered with an error (2) that names the field,
+ * never computed as if it were neutral. Returns 1 when every such field is neutral. */
 static int added_fields_neutral(const attncheck_call_v3 *c, char *err, size_t err_len) {
   const char *field = NULL;
-  if (c->cu_seqlens_q || c->cu_seqlens_k || c->total_q || c->total_k) field = "cu_seqlens/total (PACKED)";
+  if (!c->cu_seqlens_q != !c->total_q || !c->cu_seqlens_k != !c->total_k) field = "total_q/total_k without cu_seqlens";
   else if (c->block_table || c->max_pages_per_seq || c->num_pages || c->page_size) field = "block_table (PAGED)";
   else if (c->k_format != ATTNCHECK_KV_DTYPE || c->v_format != ATTNCHECK_KV_DTYPE) field = "k_format/v_format";
   else if (c->k_scale.data || c->v_scale.data) field = "k_scale/v_scale";
@@ -98,13 +105,20 @@ static void store(void *data, attncheck_dtype dtype, int64_t at, double x) {
 /* ---- one query row's keys ------------------------------------------------------------- */
 
 /* Query row i of query head h in batch b, with its sequence's lengths, its kv head and
- * its diagonal d_i (the key it aligns to: TOP_LEFT i, else bottom right i + Lk - Lq). */
+ * its diagonal d_i (the key it aligns to: TOP_LEFT i, else bottom right i + Lk - Lq).
+ * q_row is the row of the q and out views that holds it (i, or cu_seqlens_q[b] + i
+ * packed) and k_row0 the row of the k and v views that holds key 0 (0, or
+ * cu_seqlens_k[b] packed): a packed view's stride[0] is 0, so offset_of(stride, b, h,
+ * q_row, c) is right for both forms. mask, bias and lse keep their (b, h, i, j) shapes. */
 typedef struct row {
-  int64_t b, h, i, kv_h, q_len, kv_len, diagonal;
+  int64_t b, h, i, kv_h, q_len, kv_len, diagonal, q_row, k_row0;
 } row;
 
-static row row_at(const attncheck_call_v2 *c, int64_t b, int64_t h, int64_t i, int64_t lq, int64_t lk) {
+static row row_at(const attncheck_call_v3 *call, int64_t b, int64_t h, int64_t i, int64_t lq, int64_t lk) {
+  const attncheck_call_v2 *c = &call->v2;
   row r;
+  r.q_row = (call->cu_seqlens_q ? call->cu_seqlens_q[b] : 0) + i;
+  r.k_row0 = call->cu_seqlens_k ? call->cu_seqlens_k[b] : 0;
   r.b = b;
   r.h = h;
   r.i = i;
@@ -133,8 +147,8 @@ static int visible(const attncheck_call_v2 *c, const row *r, int64_t j) {
 static double logit(const attncheck_call_v2 *c, const row *r, int64_t j, double scale) {
   double dot = 0;
   for (int64_t d = 0; d < c->head_dim; ++d)
-    dot += load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->i, d)) *
-           load(c->k.data, c->dtype, offset_of(c->k.stride, r->b, r->kv_h, j, d));
+    dot += load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->q_row, d)) *
+           load(c->k.data, c->dtype, offset_of(c->k.stride, r->b, r->kv_h, r->k_row0 + j, d));
   double z = scale * dot;
   if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
   if (c->bias.data) z += load(c->bias.data, c->dtype, offset_of(c->bias.stride, r->b, r->h, r->i, j));
@@ -171,7 +185,7 @@ static void attend_row(const attncheck_call_v2 *c, const row *r, double scale, s
   /* 2. A row that sees no key: out = 0 and lse = s (-inf without sinks), not 0/0. */
   if (n == 0) {
     for (int64_t col = 0; col < c->value_dim; ++col)
-      store(c->out.data, c->dtype, offset_of(c->out.stride, r->b, r->h, r->i, col), 0.0);
+      store(c->out.data, c->dtype, offset_of(c->out.stride, r->b, r->h, r->q_row, col), 0.0);
     if (lse) *lse = (float)sink;
     return;
   }
@@ -187,8 +201,8 @@ static void attend_row(const attncheck_call_v2 *c, const row *r, double scale, s
   for (int64_t col = 0; col < c->value_dim; ++col) {
     double acc = 0;
     for (int64_t t = 0; t < n; ++t)
-      acc += w->z[t] * load(c->v.data, c->dtype, offset_of(c->v.stride, r->b, r->kv_h, w->keys[t], col));
-    store(c->out.data, c->dtype, offset_of(c->out.stride, r->b, r->h, r->i, col), acc / sum);
+      acc += w->z[t] * load(c->v.data, c->dtype, offset_of(c->v.stride, r->b, r->kv_h, r->k_row0 + w->keys[t], col));
+    store(c->out.data, c->dtype, offset_of(c->out.stride, r->b, r->h, r->q_row, col), acc / sum);
   }
 
   /* 5. lse = max + log(sum exp(z - max)), the natural log, stored in float. */
@@ -197,22 +211,33 @@ static void attend_row(const attncheck_call_v2 *c, const row *r, double scale, s
 
 /* ---- the call -------------------------------------------------------------------------- */
 
-/* Batch b's number of query rows (Lq) or keys (Lk): the per-sequence length when given. */
-static int64_t length_of(const int32_t *lens, int64_t b, int64_t full) { return lens ? (int64_t)lens[b] : full; }
+/* The length of b's slot of query rows or keys: cu[b+1] - cu[b] packed, else the padded
+ * extent q_len or kv_len. */
+static int64_t slot_of(const int32_t *cu, int64_t b, int64_t full) { return cu ? (int64_t)(cu[b + 1] - cu[b]) : full; }
+
+/* Batch b's number of query rows (Lq) or keys (Lk): the per-sequence length when given,
+ * else its slot's. */
+static int64_t length_of(const int32_t *lens, const int32_t *cu, int64_t b, int64_t full) {
+  return lens ? (int64_t)lens[b] : slot_of(cu, b, full);
+}
 
 /* What the checker promises, checked anyway: a plugin copied from this file will meet
  * other callers. 0 with a message in err when the call is malformed. */
-static int call_is_valid(const attncheck_call_v2 *c, char *err, size_t err_len) {
+static int call_is_valid(const attncheck_call_v3 *call, char *err, size_t err_len) {
+  const attncheck_call_v2 *c = &call->v2;
   if (c->kv_heads <= 0 || c->heads % c->kv_heads != 0) {
     snprintf(err, err_len, "heads (%lld) must be a multiple of kv_heads (%lld)", (long long)c->heads,
              (long long)c->kv_heads);
     return 0;
   }
   for (int64_t b = 0; b < c->batch; ++b) {
-    const int64_t lq = length_of(c->q_lens, b, c->q_len), lk = length_of(c->kv_lens, b, c->kv_len);
-    if (lq < 0 || lq > c->q_len || lk < 0 || lk > c->kv_len) {
-      snprintf(err, err_len, "batch %lld: lengths %lld/%lld outside 0..%lld/0..%lld", (long long)b, (long long)lq,
-               (long long)lk, (long long)c->q_len, (long long)c->kv_len);
+    const int64_t nq = slot_of(call->cu_seqlens_q, b, c->q_len), nk = slot_of(call->cu_seqlens_k, b, c->kv_len);
+    const int64_t lq = length_of(c->q_lens, call->cu_seqlens_q, b, c->q_len);
+    const int64_t lk = length_of(c->kv_lens, call->cu_seqlens_k, b, c->kv_len);
+    if (nq < 0 || nq > c->q_len || nk < 0 || nk > c->kv_len || lq < 0 || lq > nq || lk < 0 || lk > nk) {
+      snprintf(err, err_len, "batch %lld: lengths %lld/%lld outside slots 0..%lld/0..%lld (bounds %lld/%lld)",
+               (long long)b, (long long)lq, (long long)lk, (long long)nq, (long long)nk, (long long)c->q_len,
+               (long long)c->kv_len);
       return 0;
     }
   }
@@ -226,7 +251,7 @@ static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t e
     snprintf(err, err_len, "f32 and f64 only (dtype %d)", (int)c->dtype);
     return ATTNCHECK_UNSUPPORTED;
   }
-  if (!call_is_valid(c, err, err_len)) return 2;
+  if (!call_is_valid(call, err, err_len)) return 2;
 
   /* NaN means "your default", which the ABI fixes at 1/sqrt(head_dim). */
   const double scale = isnan(c->scale) ? 1.0 / sqrt((double)c->head_dim) : c->scale;
@@ -241,10 +266,11 @@ static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t e
     return 2;
   }
   for (int64_t b = 0; b < c->batch; ++b) {
-    const int64_t lq = length_of(c->q_lens, b, c->q_len), lk = length_of(c->kv_lens, b, c->kv_len);
+    const int64_t lq = length_of(c->q_lens, call->cu_seqlens_q, b, c->q_len);
+    const int64_t lk = length_of(c->kv_lens, call->cu_seqlens_k, b, c->kv_len);
     for (int64_t h = 0; h < c->heads; ++h)
       for (int64_t i = 0; i < lq; ++i) { /* rows i >= Lq are padding: not read, not written */
-        const row r = row_at(c, b, h, i, lq, lk);
+        const row r = row_at(call, b, h, i, lq, lk);
         attend_row(c, &r, scale, &w);
       }
   }
@@ -253,8 +279,8 @@ static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t e
   return ATTNCHECK_OK;
 }
 
-/* Version 2's forward features, no version-3 feature (kv_formats and numerics 0, neutral),
- * and the promises its loop keeps (see the top of the file). A version-3 feature declared
+/* Version 2's forward features and PACKED (kv_formats and numerics 0, neutral), and the
+ * promises its loop keeps (see the top of the file). Another version-3 feature declared
  * here would be loaded, but no law of this attncheck judges it yet, and the reports would
  * say so. The struct is static: it must outlive the call. */
 const attncheck_impl_v3 *attncheck_plugin_v3(void) {
@@ -262,7 +288,7 @@ const attncheck_impl_v3 *attncheck_plugin_v3(void) {
       ATTNCHECK_ABI_VERSION_3,
       ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES |
           ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS |
-          ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE,
+          ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE | ATTNCHECK_FEATURE_PACKED,
       0, /* kv_formats: only with ATTNCHECK_FEATURE_KV_FORMATS */
       0, /* numerics */
       ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT, /* promises */
