@@ -2,6 +2,7 @@
 // derived from it, and asks each fault model whether it explains the output.
 #include "diagnosis/diagnose.h"
 #include "diagnosis/grad_fault_models.h"
+#include "diagnosis/promise_diagnosis.h"
 
 #include <cmath>
 
@@ -51,6 +52,9 @@ std::vector<char> wrong_elements(const std::vector<double>& exact, const std::ve
 }  // namespace
 
 std::string diagnose(Implementation& impl, const Problem& failing) {
+  // An implementation promising determinism whose bits move with its buffers
+  // (ABI v3): as accurate as a correct one, so before any model of a wrong value.
+  if (std::string d = diagnose_moved_buffers(impl, failing); !d.empty()) return d;
   // A backward case: the gradients against the backward fault models first
   // (the forward laws' models judge out, which a backward fault leaves right).
   if (failing.is_backward())

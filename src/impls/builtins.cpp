@@ -222,9 +222,9 @@ const std::vector<BuiltinInfo>& builtins() {
 
       // ABI version 3's promises (issue #32): each member makes one and breaks
       // it in the last bits only, every result within the bound. No fault
-      // model names them (a last-bit difference has no shape to name): the
-      // promised_* law's message says what moved (the buffers, the batch, the
-      // bounds) and that the promise asks for every bit.
+      // model of a wrong value names them; diagnosis/promise_diagnosis.h names
+      // bits that follow the buffers (path_by_alignment), and nothing names
+      // bits that follow the batch yet (split_by_batch: no words).
       v2_member({.name = "split_by_batch",
                  .description = "promises batch invariance, but sums the keys in another order (key tiles, a running "
                                 "max) for batches of 3 or more: a split count chosen by the batch size",
@@ -238,7 +238,8 @@ const std::vector<BuiltinInfo>& builtins() {
                  .forward = path_by_alignment_forward,
                  .forward_v2 = path_by_alignment_forward_v2,
                  .promises = ATTNCHECK_PROMISE_DETERMINISTIC,
-                 .pinned_laws = {"promised_deterministic_forward"}}),
+                 .pinned_laws = {"promised_deterministic_forward"},
+                 .diagnosis = "a kernel whose last bits follow where its buffers lie"}),
 
       // ABI v3's packed batches: reference's packed forward with one fault of
       // a varlen kernel, right on padded calls; caught by the packed laws at
@@ -302,13 +303,14 @@ const std::vector<BuiltinInfo>& builtins() {
                        .diagnosis = "a backward whose dk reduction order changes between calls"}),
       // Promises a deterministic backward (ABI v3); as accurate as reference,
       // repeatable in place: only promised_deterministic_backward, which moves
-      // the buffers, tells it apart. No fault model names a last-bit difference.
+      // the buffers, tells it apart (diagnosis/promise_diagnosis.h names it).
       backward_member({.name = "grad_dk_order_by_alignment",
                        .description = "backward promising determinism whose dk sum over the query rows runs last to "
                                       "first when dk is aligned to 128 bytes: last bits follow dk's address",
                        .backward_v2 = grad_dk_order_by_alignment_backward_v2,
                        .promises = ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD,
-                       .pinned_laws = {"promised_deterministic_backward"}}),
+                       .pinned_laws = {"promised_deterministic_backward"},
+                       .diagnosis = "a kernel whose last bits follow where its buffers lie"}),
   };
   return all;
 }
