@@ -208,6 +208,12 @@ Outcome PluginImplementation::run(const Problem& problem) {
   }
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
+  // A packed problem whose packing does not fit its shape (a call derived from
+  // a packed case by a transform that knows nothing of packing) would be laid
+  // out past its buffers: never sent, and said to be the checker's.
+  if (problem.packed())
+    if (std::string bad = problem.inconsistency(); !bad.empty())
+      return {CallStatus::unsupported, {}, "not called: the checker built an inconsistent packed call (" + bad + ")"};
   // A v3 call is laid out as v2's, with the packing's arrays when packed.
   const CallLayout layout = layout_for(problem, abi_ >= 2 ? static_cast<int>(abi_) : 1);
   std::string why;

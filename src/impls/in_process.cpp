@@ -34,6 +34,12 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   }
   if (std::string why = undeclared_features(problem, features()); !why.empty())
     return {CallStatus::unsupported, {}, why};
+  // A packed problem whose packing does not fit its shape (a call derived from
+  // a packed case by a transform that knows nothing of packing) would be laid
+  // out past its buffers: never sent, and said to be the checker's.
+  if (problem.packed())
+    if (std::string bad = problem.inconsistency(); !bad.empty())
+      return {CallStatus::unsupported, {}, "not called: the checker built an inconsistent packed call (" + bad + ")"};
   const CallLayout layout = layout_for(problem, forward_v3_ ? 3 : forward_v2_ ? 2 : 1);
   uint8_t* const start = region_.at_least(layout.total + shift_);
   uint8_t* const region = start ? start + shift_ : nullptr;

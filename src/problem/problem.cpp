@@ -372,6 +372,8 @@ std::string Problem::describe(std::size_t max_elements) const {
   };
   print_ints("q_lens", q_lens);
   print_ints("kv_lens", kv_lens);
+  print_ints("cu_seqlens_q", cu_seqlens_q);
+  print_ints("cu_seqlens_k", cu_seqlens_k);
   // Slopes and sinks are f32 in the call whatever the dtype (ABI v2).
   if (!alibi_slopes.empty())
     print_tensor(os, "alibi_slopes", alibi_slopes, {{"heads"}, {s.heads}}, DType::f32, max_elements);

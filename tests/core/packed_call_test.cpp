@@ -248,6 +248,17 @@ TEST(PackedDraws, ShrinkingGoesTowardUnpackedAndStaysConsistent) {
   }
 }
 
+// A call derived from a packed case by a transform that forgot the packing
+// (cu_seqlens of another batch) is never laid out: "not called", the checker's.
+TEST(PackedCall, InconsistentPackingIsNeverSent) {
+  Problem p = packed_sequences(DType::f32);
+  p.cu_seqlens_q = {0, 3, 8};  // batch 2's prefix sums on a batch of 3
+  const Outcome o = make_builtin("reference")->run(p);
+  EXPECT_EQ(o.status, CallStatus::unsupported);
+  EXPECT_EQ(o.message.rfind("not called: the checker built an inconsistent packed call", 0), 0u) << o.message;
+  EXPECT_NE(packed_sequences(DType::f32).describe().find("cu_seqlens_k"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Builtins, PackedReferences, ::testing::Values("reference", "naive", "online"));
 
 }  // namespace
