@@ -115,7 +115,9 @@ TEST(ZooRows, EmbeddedDefaultRunsAPinnedLawOfEveryMember) {
     for (std::string_view name : b.pinned_laws) {
       const Law* law = find_law(name);
       ASSERT_NE(law, nullptr) << name;
-      const bool only_some = targets[k].only_laws_requiring && !(law->required & targets[k].only_laws_requiring);
+      const bool only_some = targets[k].only_laws_promising
+                                 ? !(law->required_promises & targets[k].only_laws_promising)
+                                 : targets[k].only_laws_requiring && !(law->required & targets[k].only_laws_requiring);
       if (!only_some && (law->in_default_catalogue || std::count(extra.begin(), extra.end(), name))) runs.push_back(name);
       if (!law->in_default_catalogue) EXPECT_TRUE(std::count(extra.begin(), extra.end(), name)) << b.name << ": " << name;
     }

@@ -150,7 +150,8 @@ LawResult check_law(Implementation& impl, const Law& law, const Target& target, 
     return l;
   }
   // The embedded default's choice of laws for some zoo members: by request.
-  if (target.only_laws_requiring && !(law.required & target.only_laws_requiring)) {
+  if (target.only_laws_promising ? !(law.required_promises & target.only_laws_promising)
+                                 : target.only_laws_requiring && !(law.required & target.only_laws_requiring)) {
     l.run.status = LawStatus::skipped;
     l.run.skip_reason = SkipReason::by_request;
     l.run.message = target.only_reason;

@@ -68,6 +68,10 @@ struct Target {
   // skipped with `only_reason` (the embedded default's backward zoo).
   FeatureBits only_laws_requiring = 0;
   std::string only_reason;
+  // Nonzero: likewise, only laws that judge one of these ABI v3 promises
+  // (Law::required_promises) run (the embedded default's promise zoo, as
+  // accurate as the references but for the last bits its promise forbids).
+  uint32_t only_laws_promising = 0;
   // Laws this target runs after the run's own, which the run did not select:
   // the embedded default's opt-in laws pinned in a zoo member's row (its
   // fault shows under no default law), for that member alone. Its report
