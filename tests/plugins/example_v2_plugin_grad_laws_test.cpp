@@ -31,8 +31,9 @@ TEST(ExampleV2GradLaws, EveryGradientLawPasses) {
   const uint64_t seed = seed_from_env_or(20261130u);
   std::printf("ATTNCHECK_SEED=%llu\n", static_cast<unsigned long long>(seed));
   std::vector<const Law*> gradient_laws;
+  std::vector<const Law*> promised_laws;  // judge an ABI v3 promise, which a v2 plugin cannot make
   for (const Law& law : all_laws())
-    if (law.required & kBackwardFeature) gradient_laws.push_back(&law);
+    if (law.required & kBackwardFeature) (law.required_promises ? promised_laws : gradient_laws).push_back(&law);
   // The gradient laws of issue #15 at least: a law that stopped needing a
   // backward (and so left this test) is a change to look at, not a silent pass.
   for (const char* name : {"grad_matches_oracle", "grad_key_shift_zero", "grad_values_sum", "grad_linear_in_dout",
@@ -42,6 +43,15 @@ TEST(ExampleV2GradLaws, EveryGradientLawPasses) {
     EXPECT_TRUE(law->required & kBackwardFeature) << name << " no longer needs a backward";
   }
   ASSERT_GE(gradient_laws.size(), 7u);
+  // A promised law is never passed for a plugin that made no promise: skipped, and says why.
+  for (const Law* law : promised_laws) {
+    RunOptions options;
+    options.seed = seed;
+    options.cases = 5;
+    const LawReport r = run_law(*law, *example, options);
+    EXPECT_EQ(r.status, LawStatus::skipped) << law->name << ": " << r.message;
+    EXPECT_NE(r.message.find("does not declare"), std::string::npos) << law->name << ": " << r.message;
+  }
   for (const Law* law_ptr : gradient_laws) {
     const Law& law = *law_ptr;
     RunOptions options;
