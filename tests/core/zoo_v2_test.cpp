@@ -83,11 +83,13 @@ void expect_out_differs(const std::string& member, const Problem& p) {
 }
 
 // The v2 zoo as the rows say: zoo members with a v2 forward of their own (the
-// backward zoo runs reference's).
+// backward zoo runs reference's). A member with a v3 forward (packed_kv_lens_ignored)
+// is ABI v3's: its v2 entry is reference's, its fault is in its v3 forward, and it
+// declares PACKED, which it computes; it is not of the v2 zoo.
 std::vector<std::string> v2_members() {
   std::vector<std::string> names;
   for (const BuiltinInfo& b : builtins())
-    if (b.kind == BuiltinKind::zoo && b.forward_v2 && !b.backward_v2) names.emplace_back(b.name);
+    if (b.kind == BuiltinKind::zoo && b.forward_v2 && !b.backward_v2 && !b.forward_v3) names.emplace_back(b.name);
   return names;
 }
 
