@@ -85,7 +85,11 @@ class CaseReader {
   }
 
   // The product of extents, refused past kMaxCaseElements without overflowing.
+  // An extent may be 0 (a packed side's total_q/k of only empty sequences):
+  // the product is then 0, never too large, and nothing is divided by it.
   void check_product(const char* what, std::initializer_list<int64_t> extents) const {
+    for (int64_t e : extents)
+      if (e == 0) return;
     int64_t n = 1;
     for (int64_t e : extents) {
       if (n > kMaxCaseElements / e) {

@@ -30,6 +30,7 @@ void reference_attention(const TypedCallV2<T>& c) {
   const T softcap = static_cast<T>(c.softcap);
   const T minus_inf = -std::numeric_limits<T>::infinity();
   RowMajor<T> scores;                // [Lq][Lk]: S, then P in place
+  RowMajor<T> product;               // [Lq][value_dim]: P V, before it is copied to out
   std::vector<int64_t> blind_rows;   // rows that see no key
   for (int64_t b = 0; b < c.batch; ++b) {
     // Only the existing rows and keys take part: the matrices stop at Lq and Lk.
@@ -88,7 +89,15 @@ void reference_attention(const TypedCallV2<T>& c) {
         row /= denominator;
         if (lse) lse[i] = static_cast<float>(row_max + std::log(denominator));
       }
-      out.noalias() = scores * v;
+      // O = P V into our own dense [Lq][value_dim] matrix, then copied: Eigen
+      // computes a small product's columns by packets (acc = 0, acc += p v:
+      // a lone -0 term gives +0) or one by one (the sum of the terms: -0),
+      // split by where the destination's rows lie against 16 bytes. Written in
+      // place through out's strides, the sign of a zero followed the buffer's
+      // address (a packed out's rows are heads * value_dim apart, a padded
+      // out's value_dim): the promise forbids that.
+      product.noalias() = scores * v;
+      out = product;
       // 0 * negative V gives -0 in the product; write the ABI's zeros as +0.
       for (int64_t i : blind_rows) out.row(i).setZero();
     }
