@@ -97,33 +97,80 @@ TEST(ProblemEquality, DoublesCompareByTheirBits) {
   EXPECT_EQ(implicit, p);
 }
 
+// The busy problem packed (ABI v3) on both sides, consistently: forward
+// (packed gradients are not laid out), dense views, every sequence's slot its
+// whole q_len / kv_len (its own lengths dropped), one slack row per side.
+Problem packed_busy_problem() {
+  Problem p = busy_problem();
+  p.dout.clear();
+  p.layouts = ViewLayouts{};
+  p.q_lens.clear(), p.kv_lens.clear();
+  for (int64_t b = 0; b <= p.shape.batch; ++b) {
+    p.cu_seqlens_q.push_back(static_cast<int32_t>(b * p.shape.q_len));
+    p.cu_seqlens_k.push_back(static_cast<int32_t>(b * p.shape.kv_len));
+  }
+  p.total_q = p.cu_seqlens_q.back() + 1;
+  p.total_k = p.cu_seqlens_k.back() + 1;
+  return p;
+}
+
+// A packing field changed so that the packed problem stays consistent (a
+// packing field changed alone in an unpacked problem makes an inconsistent
+// one, which no case file holds): one more slack row, or the last slot one
+// row shorter (the slack takes the row).
+template <class T>
+T changed_packing(const T& x) {
+  if constexpr (std::is_same_v<T, int64_t>) return x + 1;
+  else if constexpr (std::is_same_v<T, std::vector<int32_t>>) {
+    T y = x;
+    y.back() -= 1;
+    return y;
+  } else {
+    return changed(x);  // not a packing field's type: never taken
+  }
+}
+
 // Each field of the list, changed alone, makes another problem; the oracle
 // memo's key changes exactly for the fields the oracle reads; the case hash
-// for every field the problem's file holds.
+// for every field the problem's file holds. Packing's fields (ABI v3) are
+// held, and hashed, for a packed problem only (every other case keeps its
+// name): they are changed in a packed problem, keeping it consistent.
 TEST(ProblemFields, EachFieldCountsWhereItShould) {
-  const Problem p = busy_problem();
-  ASSERT_EQ(p.inconsistency(), "");
-  const auto key = oracle_detail::memo_key(p);
-  ASSERT_TRUE(key.has_value());
-  CaseRecord rec;
-  rec.law = "matches_oracle";
-  rec.problem = p;
-  const uint64_t hash = case_content_hash(rec);
+  const Problem busy = busy_problem(), packed = packed_busy_problem();
+  ASSERT_EQ(busy.inconsistency(), "");
+  ASSERT_EQ(packed.inconsistency(), "");
   int fields = 0;
   for_each_field<Problem>(
       [&](const auto& f, const auto& value) {
+        const bool packing = f.attrs.since == Since::packed;
+        const Problem& p = packing ? packed : busy;
+        const auto key = oracle_detail::memo_key(p);
+        ASSERT_TRUE(key.has_value());
+        CaseRecord rec;
+        rec.law = "matches_oracle";
+        rec.problem = p;
         Problem c = p;
-        c.*std::remove_cvref_t<decltype(f)>::member = changed(value);
+        constexpr auto member = std::remove_cvref_t<decltype(f)>::member;
+        c.*member = packing ? changed_packing(p.*member) : changed(p.*member);
         SCOPED_TRACE(f.name);
+        if (packing) ASSERT_EQ(c.inconsistency(), "");
         EXPECT_NE(c, p);
         EXPECT_EQ(oracle_detail::memo_key(c) != key, f.attrs.oracle);
         CaseRecord changed_rec = rec;
         changed_rec.problem = c;
-        EXPECT_NE(case_content_hash(changed_rec), hash);
+        EXPECT_NE(case_content_hash(changed_rec), case_content_hash(rec));
         ++fields;
       },
-      p);
-  EXPECT_EQ(fields, 21);
+      busy);
+  EXPECT_EQ(fields, 25);
+  // Packing the busy problem's forward changes its hash too.
+  Problem forward = packed;
+  forward.cu_seqlens_q.clear(), forward.cu_seqlens_k.clear();
+  forward.total_q = forward.total_k = 0;
+  CaseRecord a, b;
+  a.law = b.law = "matches_oracle";
+  a.problem = forward, b.problem = packed;
+  EXPECT_NE(case_content_hash(a), case_content_hash(b));
 }
 
 TEST(ProblemFields, LawResultWireRoundTripsWholeProblems) {
