@@ -106,7 +106,8 @@ std::optional<Verdict> rerun_is_bitwise(Implementation& impl, const Problem& p, 
   const Outcome again = impl.run(p);
   if (auto bad = unusable(again)) return bad;
   auto same = [](const std::vector<double>& x, const std::vector<double>& y) {
-    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+    // An empty vector's data() may be null, which memcmp must not be given even for 0 bytes.
+    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
   };
   bitwise = same(first.out, again.out) && same(first.lse, again.lse);
   return std::nullopt;
