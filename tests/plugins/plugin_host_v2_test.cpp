@@ -9,32 +9,16 @@
 #include <cmath>
 
 #include "host/plugin_host.h"
+#include "test_plugin_load.h"
 #include "problem/problem.h"
 
-#ifndef ATTNCHECK_TEST_PLUGIN_DIR
-#error "ATTNCHECK_TEST_PLUGIN_DIR must name the folder of the test plugins"
-#endif
 
 namespace attncheck {
 namespace {
 
-std::string v2_plugin(const std::string& name) {
-  return std::string(ATTNCHECK_TEST_PLUGIN_DIR) + "/v2_" + name + "_plugin.so";
-}
-
-std::unique_ptr<Implementation> load(const std::string& name) {
-  std::string error;
-  auto impl = load_plugin(v2_plugin(name), {}, error);
-  EXPECT_TRUE(impl) << error;
-  return impl;
-}
-
-std::string refusal(const std::string& name) {
-  std::string error;
-  auto impl = load_plugin(v2_plugin(name), {}, error);
-  EXPECT_FALSE(impl);
-  return error;
-}
+std::string v2_plugin(const std::string& name) { return test::test_plugin_path("v2", name); }
+std::unique_ptr<Implementation> load(const std::string& name) { return test::load_test_plugin("v2", name); }
+std::string refusal(const std::string& name) { return test::test_plugin_refusal("v2", name); }
 
 // batch 2, heads 4 over 2 kv heads, q_len 5, kv_len 3, dims 3; q holds 1, 2, 3, ...
 Problem strided_problem(DType t) {

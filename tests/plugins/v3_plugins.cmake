@@ -45,6 +45,7 @@ attncheck_test_plugin(attncheck_test_v3_declares_unjudged_plugin v3_declares_unj
 
 add_executable(plugin_host_v3_test plugin_host_v3_test.cpp)
 target_link_libraries(plugin_host_v3_test PRIVATE attncheck_lib GTest::gtest_main)
+target_include_directories(plugin_host_v3_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 target_compile_definitions(plugin_host_v3_test PRIVATE ATTNCHECK_TEST_PLUGIN_DIR="${ATTNCHECK_TEST_PLUGIN_DIR}")
 add_dependencies(plugin_host_v3_test ${attncheck_test_plugin_targets})
 gtest_discover_tests(plugin_host_v3_test PROPERTIES LABELS plugin)
