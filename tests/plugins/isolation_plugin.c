@@ -5,6 +5,10 @@
  *                 of more than one batch x head, so the probes' calls are not
  *                 slowed) before answering: a slow but correct kernel, whose time
  *                 limit must be judged on CPU time, not on a busy clock;
+ *   sleep         sleeps $ATTNCHECK_TEST_SLEEP_MS (default 100) in every call of
+ *                 more than one batch x head: a run that takes seconds by the
+ *                 clock and almost no CPU (the terminal tests' clock, cheap beside
+ *                 the other tests and under a sanitizer);
  *   child_burn    every call forks a child that spins forever and waits for
  *                 it: the host itself spends no CPU, its process tree does;
  *   scribble      from load on, a thread looks in /proc/self/maps for shared
@@ -132,6 +136,9 @@ static int isolation_forward(const attncheck_call *c, char *err, size_t err_len)
   if (strcmp(b, "burn") == 0) {
     const char *ms = getenv("ATTNCHECK_TEST_BURN_MS");
     if (!getenv("ATTNCHECK_TEST_BURN_BATCHED_ONLY") || c->batch * c->heads > 1) burn(ms ? atof(ms) : 100);
+  } else if (strcmp(b, "sleep") == 0) {
+    const char *ms = getenv("ATTNCHECK_TEST_SLEEP_MS");
+    if (c->batch * c->heads > 1) usleep((useconds_t)((ms ? atof(ms) : 100) * 1000));
   } else if (strcmp(b, "child_burn") == 0) {
     const pid_t child = fork();
     if (child == 0) burn(1e12);
