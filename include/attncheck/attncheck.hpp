@@ -4,9 +4,10 @@
 // (find_package(attncheck)); for one GoogleTest test per law see
 // attncheck/gtest.hpp.
 //
-// The callable has the plugin ABI's meaning (docs/abi/plugin-abi.md and
-// plugin-abi-v2.md; the structs are those of attncheck/plugin.h and
-// plugin_v2.h): given the call, write out and return ATTNCHECK_OK, or
+// The callable has the plugin ABI's meaning (docs/abi/plugin-abi.md,
+// plugin-abi-v2.md and plugin-abi-v3.md; the structs are those of
+// attncheck/plugin.h, plugin_v2.h and plugin_v3.h): given the call, write out
+// and return ATTNCHECK_OK, or
 // ATTNCHECK_UNSUPPORTED for what it does not offer, or another code for an
 // error. Any callable is taken -- a function, a lambda, a functor with state,
 // a std::function -- with one of these signatures:
@@ -14,7 +15,13 @@
 //   int(const attncheck_call*)                                  ABI v1, no message
 //   int(const attncheck_call_v2*, char* err, size_t err_size)  ABI v2 (declare its features in Options)
 //   int(const attncheck_call_v2*)                               ABI v2, no message
-// A v2 backward is given with attncheck::with_backward (below).
+//   int(const attncheck_call_v3*, char* err, size_t err_size)  ABI v3 (features and promises in Options)
+//   int(const attncheck_call_v3*)                               ABI v3, no message
+// A v2 or v3 backward is given with attncheck::with_backward (below).
+// A v3 callable gets every call as an attncheck_call_v3: its v2 part, then
+// the fields version 3 adds, neutral unless it declares the feature that uses
+// them (ATTNCHECK_FEATURE_PACKED: cu_seqlens_q/k, total_q/k; q and out packed
+// [total_q][heads][dim], k and v [total_k][kv_heads][dim], stride[0] 0).
 //
 // It runs in-process, as the built-ins do: a crash or a hang of the callable
 // is the test binary's (the CLI's --plugin isolates a plugin in a child
@@ -40,6 +47,7 @@
 
 #include "attncheck/plugin.h"
 #include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 
 namespace attncheck {
 
@@ -53,9 +61,15 @@ struct Options {
   std::vector<std::string> laws;  // empty: the default catalogue (every law of `attncheck list` but opt-in ones)
   std::string dtypes = "all";     // "all", one of f32 f64 f16 bf16, or a comma list; the unsupported are dropped
   std::string profile = "default";  // shape profile (attncheck list / --profile)
-  // ABI v2 callables only: the ATTNCHECK_FEATURE_* bits it declares (0:
-  // masks and causal rules, as a v1 call offers).
+  // ABI v2 and v3 callables: the ATTNCHECK_FEATURE_* bits it declares (0:
+  // masks and causal rules, as a v1 call offers). A v3 callable may add
+  // version 3's bits that some law judges (ATTNCHECK_FEATURE_PACKED, forward
+  // calls); one no law judges yet is a UsageError, never a silent pass.
   uint32_t features = 0;
+  // ABI v3 callables only: the ATTNCHECK_PROMISE_* bits it makes
+  // (DETERMINISTIC, DETERMINISTIC_BACKWARD, BATCH_INVARIANT), which the
+  // promised_* laws then demand bit for bit (docs/abi/plugin-abi-v3.md).
+  uint32_t promises = 0;
   int min_judged = 20;            // fewer judged cases: insufficient, which fails (as --min-judged)
   bool allow_insufficient = false;
   double shrink_seconds = 10;     // shrinking a failure stops after this long
@@ -108,11 +122,14 @@ struct UsageError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// A callable, type-erased: exactly one of forward / forward_v2 is set.
+// A callable, type-erased: exactly one of forward / forward_v2 / forward_v3
+// is set, and at most the backward of its version.
 struct Callable {
   std::function<int(const attncheck_call*, char*, size_t)> forward;
   std::function<int(const attncheck_call_v2*, char*, size_t)> forward_v2;
   std::function<int(const attncheck_call_v2*, const attncheck_grad*, char*, size_t)> backward_v2;  // optional
+  std::function<int(const attncheck_call_v3*, char*, size_t)> forward_v3;
+  std::function<int(const attncheck_call_v3*, const attncheck_grad*, char*, size_t)> backward_v3;  // optional
 };
 
 namespace detail {
@@ -142,26 +159,39 @@ Callable make_callable(F&& f) {
   if constexpr (std::is_same_v<D, Callable>) {
     return std::forward<F>(f);
   } else {
-    constexpr bool v1 = detail::speaks<D, attncheck_call>, v2 = detail::speaks<D, attncheck_call_v2>;
-    static_assert(v1 || v2,
-                  "attncheck: the callable must take (const attncheck_call*[, char* err, size_t err_size]) or "
-                  "(const attncheck_call_v2*[, char*, size_t]) and return int");
-    static_assert(!(v1 && v2), "attncheck: the callable takes both a v1 and a v2 call; wrap it in a lambda of one");
+    constexpr bool v1 = detail::speaks<D, attncheck_call>, v2 = detail::speaks<D, attncheck_call_v2>,
+                   v3 = detail::speaks<D, attncheck_call_v3>;
+    static_assert(v1 || v2 || v3,
+                  "attncheck: the callable must take (const attncheck_call*[, char* err, size_t err_size]), "
+                  "(const attncheck_call_v2*[, char*, size_t]) or (const attncheck_call_v3*[, char*, size_t]) "
+                  "and return int");
+    static_assert(int{v1} + int{v2} + int{v3} == 1,
+                  "attncheck: the callable takes calls of more than one ABI version; wrap it in a lambda of one");
     Callable c;
     if constexpr (v1) c.forward = detail::entry<attncheck_call>(std::forward<F>(f));
-    else c.forward_v2 = detail::entry<attncheck_call_v2>(std::forward<F>(f));
+    else if constexpr (v2) c.forward_v2 = detail::entry<attncheck_call_v2>(std::forward<F>(f));
+    else c.forward_v3 = detail::entry<attncheck_call_v3>(std::forward<F>(f));
     return c;
   }
 }
 
-// A v2 forward with its backward (gradient laws then judge it):
+// A v2 or v3 forward with its backward (gradient laws then judge it), the
+// backward taking the forward's call:
 //   int backward(const attncheck_call_v2*, const attncheck_grad*, char* err, size_t err_size)
+//   int backward(const attncheck_call_v3*, const attncheck_grad*, char* err, size_t err_size)
 template <class F, class B>
-Callable with_backward(F&& forward_v2, B&& backward) {
-  static_assert(detail::speaks<std::decay_t<F>, attncheck_call_v2>, "attncheck: with_backward needs a v2 forward");
+Callable with_backward(F&& forward, B&& backward) {
+  using D = std::decay_t<F>;
+  constexpr bool v2 = detail::speaks<D, attncheck_call_v2>, v3 = detail::speaks<D, attncheck_call_v3>;
+  static_assert(v2 != v3, "attncheck: with_backward needs a v2 or a v3 forward");
   Callable c;
-  c.forward_v2 = detail::entry<attncheck_call_v2>(std::forward<F>(forward_v2));
-  c.backward_v2 = std::forward<B>(backward);
+  if constexpr (v2) {
+    c.forward_v2 = detail::entry<attncheck_call_v2>(std::forward<F>(forward));
+    c.backward_v2 = std::forward<B>(backward);
+  } else {
+    c.forward_v3 = detail::entry<attncheck_call_v3>(std::forward<F>(forward));
+    c.backward_v3 = std::forward<B>(backward);
+  }
   return c;
 }
 

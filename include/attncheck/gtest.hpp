@@ -155,7 +155,7 @@ inline bool register_laws(const char* suite, const char* name, const char* file,
       ::attncheck::gtest::register_laws(#Suite, #Name, __FILE__, __LINE__,                            \
                                         ::attncheck::make_callable(__VA_ARGS__))
 
-// The same with attncheck::Options (laws, dtypes, cases, profile, v2 features, ...).
+// The same with attncheck::Options (laws, dtypes, cases, profile, features, promises, ...).
 #define ATTNCHECK_TEST_WITH(Suite, Name, options, ...)                                                \
   static const bool attncheck_registered_##Suite##_##Name [[maybe_unused]] =                          \
       ::attncheck::gtest::register_laws(#Suite, #Name, __FILE__, __LINE__,                            \

@@ -9,6 +9,7 @@
 
 #include "attncheck/attncheck.hpp"
 #include "driver/seed_env.h"
+#include "host/v3_declaration.h"
 #include "impls/in_process.h"
 #include "law_framework/law.h"
 #include "report/console_report.h"
@@ -49,16 +50,76 @@ Status public_status(LawStatus s) {
   return Status::fail;
 }
 
+// The version-3 feature bits some law judges: those v3_declarations_not_judged
+// (host/v3_declaration.h, the plugin host's one list) does not name. PACKED
+// today; a feature joins when its laws land and that list drops it, so a v3
+// callable is taken exactly as a v3 plugin. Bit 16 (BROADCAST_KV) is the
+// checker's own kBackwardFeature (problem/problem.h) and never taken.
+uint32_t api_judged_v3_features() {
+  uint32_t judged = 0;
+  for (uint32_t bit = 1u << 11; bit < kBackwardFeature; bit <<= 1)
+    if (v3_declarations_not_judged(V3Declaration{.features = bit}).empty()) judged |= bit;
+  return judged;
+}
+
+// A v3 callable's declaration, as a v3 plugin's is judged when it loads: what
+// the spec refuses, and what no law judges yet (its verdict could not cover
+// it), are UsageErrors naming the field.
+void check_v3_declaration(const Callable& c, const Options& o) {
+  const V3Declaration d{.features = o.features, .promises = o.promises, .has_backward = bool(c.backward_v3)};
+  if (std::string why = v3_declaration_refusal(d); !why.empty()) {
+    const std::string plugin = "attncheck_plugin_v3() declares ";
+    if (why.rfind(plugin, 0) == 0) why = "Options declares " + why.substr(plugin.size());
+    throw UsageError("attncheck::check: " + why);
+  }
+  const uint32_t unjudged = o.features & ~(kAllFeatures | api_judged_v3_features());
+  if (unjudged) {
+    std::string names;
+    for (const std::string& n : v3_declarations_not_judged(V3Declaration{.features = unjudged}))
+      names += (names.empty() ? "" : ", ") + n;
+    throw UsageError("attncheck::check: Options::features declares " + names +
+                     ", which this version of attncheck does not judge yet: no verdict could cover it "
+                     "(docs/plugins.md, \"Version 3\"); leave it out");
+  }
+}
+
+// A v2 view of a v3 callable: the v2 call with every added field neutral.
+// InProcessImplementation calls forward_v3 instead whenever it is set; this
+// entry only makes the implementation a v2 one (features, backward).
+ForwardV2Call v2_entry_of(const Callable& c) {
+  return [f = c.forward_v3](const attncheck_call_v2* call, char* err, size_t n) {
+    attncheck_call_v3 v3{};
+    v3.v2 = *call;
+    return f(&v3, err, n);
+  };
+}
+
 std::unique_ptr<InProcessImplementation> implementation_of(const Callable& c, const Options& o) {
-  if (c.forward && c.forward_v2) throw UsageError("attncheck::check: the Callable has both a v1 and a v2 forward");
+  if (int{bool(c.forward)} + int{bool(c.forward_v2)} + int{bool(c.forward_v3)} > 1)
+    throw UsageError("attncheck::check: the Callable has forwards of more than one ABI version");
+  if (o.promises && !c.forward_v3)
+    throw UsageError("attncheck::check: Options::promises is for a v3 callable (promises are ABI version 3's); "
+                     "this one takes v" + std::string(c.forward ? "1" : "2") + " calls");
+  if (c.backward_v3 && !c.forward_v3)
+    throw UsageError("attncheck::check: a v3 backward needs a v3 forward (attncheck::with_backward)");
   std::unique_ptr<InProcessImplementation> impl;
   if (c.forward) {
     if (c.backward_v2) throw UsageError("attncheck::check: a backward needs a v2 forward (attncheck::with_backward)");
     if (o.features) throw UsageError("attncheck::check: Options::features is for a v2 callable; this one takes v1 calls");
     impl = std::make_unique<InProcessImplementation>(o.name, c.forward);
   } else if (c.forward_v2) {
+    if (o.features & ~kAllFeatures)
+      throw UsageError("attncheck::check: Options::features holds ABI version 3 bits, and this callable takes v2 "
+                       "calls: take const attncheck_call_v3* to declare them");
     impl = std::make_unique<InProcessImplementation>(o.name, c.forward_v2, o.features ? o.features : kV1Features,
                                                      c.backward_v2);
+  } else if (c.forward_v3) {
+    if (c.backward_v2) throw UsageError("attncheck::check: a v2 backward needs a v2 forward (attncheck::with_backward)");
+    check_v3_declaration(c, o);
+    impl = std::make_unique<InProcessImplementation>(o.name, v2_entry_of(c), o.features ? o.features : kV1Features);
+    impl->set_forward_v3(c.forward_v3);
+    if (c.backward_v3) impl->set_backward_v3(c.backward_v3);
+    impl->set_promises(o.promises);
   } else {
     throw UsageError("attncheck::check: the Callable is empty (no forward)");
   }

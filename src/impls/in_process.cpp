@@ -37,9 +37,10 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   // A packed problem whose packing does not fit its shape (a call derived from
   // a packed case by a transform that knows nothing of packing) would be laid
   // out past its buffers: never sent, and said to be the checker's.
-  if (problem.packed())
+  if (problem.packed() || problem.paged())
     if (std::string bad = problem.inconsistency(); !bad.empty())
-      return {CallStatus::unsupported, {}, "not called: the checker built an inconsistent packed call (" + bad + ")"};
+      return {CallStatus::unsupported, {}, std::string("not called: the checker built an inconsistent ") +
+                                               (problem.paged() ? "paged" : "packed") + " call (" + bad + ")"};
   const CallLayout layout = layout_for(problem, forward_v3_ ? 3 : forward_v2_ ? 2 : 1);
   uint8_t* const start = region_.at_least(layout.total + shift_);
   uint8_t* const region = start ? start + shift_ : nullptr;
@@ -58,13 +59,14 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   rc = forward_v3_ ? forward_v3_(&call3, err, sizeof err) : forward_v2_(&call, err, sizeof err);
   err[sizeof err - 1] = 0;
   Outcome forward = outcome_from_return(rc, err, problem, layout, region);
-  if (!problem.is_backward() || !backward_v2_ || forward.status != CallStatus::ok) return forward;
-  // A backward problem (declared: backward_v2_ is set): backward on the same
+  if (!problem.is_backward() || !(backward_v2_ || backward_v3_) || forward.status != CallStatus::ok) return forward;
+  // A backward problem (declared: a v2 or v3 backward is set): backward on the same
   // region and call, with forward's own out and lse as its inputs.
   const ForwardOutputs before = snapshot_forward_outputs(layout, region);
   const attncheck_grad grad = abi_grad(problem, layout, region);
   char grad_err[512] = {0};
-  rc = backward_v2_(&call, &grad, grad_err, sizeof grad_err);
+  rc = backward_v3_ ? backward_v3_(&call3, &grad, grad_err, sizeof grad_err)
+                     : backward_v2_(&call, &grad, grad_err, sizeof grad_err);
   grad_err[sizeof grad_err - 1] = 0;
   return backward_outcome_from_return(rc, grad_err, problem, layout, region, before, std::move(forward));
 }

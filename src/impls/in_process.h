@@ -23,6 +23,7 @@ using ForwardCall = std::function<int(const attncheck_call*, char*, size_t)>;
 using ForwardV2Call = std::function<int(const attncheck_call_v2*, char*, size_t)>;
 using BackwardV2Call = std::function<int(const attncheck_call_v2*, const attncheck_grad*, char*, size_t)>;
 using ForwardV3Call = std::function<int(const attncheck_call_v3*, char*, size_t)>;
+using BackwardV3Call = std::function<int(const attncheck_call_v3*, const attncheck_grad*, char*, size_t)>;
 
 class InProcessImplementation final : public Implementation {
  public:
@@ -35,14 +36,20 @@ class InProcessImplementation final : public Implementation {
         features_(features) {}
   // A v2 built-in that also speaks version 3: every forward call then goes
   // through `forward` with an attncheck_call_v3 (packed problems included;
-  // `features` may then hold kPackedFeature). Backward stays version 2's.
+  // `features` may then hold kPackedFeature). Backward stays version 2's unless set_backward_v3.
   void set_forward_v3(ForwardV3Call forward) { forward_v3_ = std::move(forward); }
+  // A version-3 backward (the C++ API's v3 callables), given the same
+  // attncheck_call_v3 its forward got; in place of the v2 backward, and it
+  // declares a backward as one does (kBackwardFeature).
+  void set_backward_v3(BackwardV3Call backward) { backward_v3_ = std::move(backward); }
   std::string name() const override { return name_; }
   // "builtin:<name>" unless set_source says otherwise (the C++ API: "cpp:<name>").
   std::string source() const override { return source_.empty() ? "builtin:" + name_ : source_; }
   void set_source(std::string source) { source_ = std::move(source); }
   Outcome run(const Problem& problem) override;
-  FeatureBits features() const override { return features_ | (backward_v2_ ? kBackwardFeature : 0); }
+  FeatureBits features() const override {
+    return features_ | (backward_v2_ || backward_v3_ ? kBackwardFeature : 0);
+  }
   uint32_t promises() const override { return promises_; }
   // The promises it makes (a built-in's row, a C++ API callable's declaration).
   void set_promises(uint32_t promises) { promises_ = promises; }
@@ -58,6 +65,7 @@ class InProcessImplementation final : public Implementation {
   ForwardV2Call forward_v2_;
   BackwardV2Call backward_v2_;
   ForwardV3Call forward_v3_;
+  BackwardV3Call backward_v3_;
   FeatureBits features_ = kV1Features;
   uint32_t promises_ = 0;
   std::size_t shift_ = 0;  // where in the region the call's layout starts (shift_buffers)
