@@ -100,14 +100,16 @@ elif scenario == "restart-hang":
     seconds = check_loads_once_under_jobs("hang", ["--load-wall-timeout-ms", "1500"])
     expect(seconds < 60, f"hanging loads under --jobs 2 made the check take {seconds:.0f} s")
 elif scenario == "slow-load":
-    slow = {"ATTNCHECK_TEST_LOAD_DELAY_MS": "5500"}
+    # A load that sleeps 1.5 s: 15 times the call limit and 5 times the load limits below
+    # (5.5 s in the days of a 5 s load limit: 11 s of sleeping in each test pass).
+    slow = {"ATTNCHECK_TEST_LOAD_DELAY_MS": "1500"}
     # Small shapes: the calls must stay far inside the 100 ms call limit below even under
     # a sanitizer on a loaded machine (this test is about loading, not calling).
     args = ["check", "--plugin", plugin("slow_load_plugin"), "--law", "matches_oracle", "--cases", "5",
             "--seed", "1", "--profile", "small"]
     # A short per-call limit does not cut loading short: loading has its own, generous one.
     run(args + ["--timeout-ms", "100"], 0, env=slow)
-    # The load limit is CPU time: a load that waits (sleeps) 5.5 s spends almost none of it...
+    # The load limit is CPU time: a load that waits (sleeps) 1.5 s spends almost none of it...
     run(args + ["--load-timeout-ms", "300"], 0, env=slow)
     # ... and the wall-clock limit of loading is what stops a load that waits too long.
     p, _ = run(args + ["--load-wall-timeout-ms", "300"], 2, env=slow)
