@@ -123,9 +123,13 @@ elif scenario == "example":
             "--json", "r.json"]
     for law in laws:
         args += ["--law", law]
-    run(args, 0)
+    p = run(args, 0)
     impl = read_json("r.json")["implementations"][0]
     expect(impl["name"] == "example_c_v3" and impl["verdict"] == "pass", f"{impl['name']}: {impl['verdict']}")
+    # The covered: line names version 3's features apart from version 2's.
+    covered = " ".join(p.stdout.split())
+    expect("; ABI v3 features packed" in covered and "packed" not in covered.split("; ABI v2 features ")[1].split(";")[0],
+           f"covered: line:\n{p.stdout}")
     expect(all(l["status"] == "pass" for l in impl["laws"]), f"{[(l['law'], l['status']) for l in impl['laws']]}")
     for l in impl["laws"]:
         if l["law"] in packed:
