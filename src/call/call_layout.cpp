@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "call/call_zones.h"
+#include "call/paged_pool.h"
 
 namespace attncheck {
 
@@ -46,10 +47,12 @@ template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, F
     tensor(p.q, q_extents(s), l.q_stride, p.layouts.q, p.cu_seqlens_q, l.q_bytes, dst);
   });
   fn("the input tensor k", l.k, l.k_bytes, [&](uint8_t* dst) {
-    tensor(p.k, k_extents(s), l.k_stride, p.layouts.k, p.cu_seqlens_k, l.k_bytes, dst);
+    if (p.paged()) encode_paged_pool(p, p.k, s.head_dim, l.k_stride, l.k_bytes, dst);
+    else tensor(p.k, k_extents(s), l.k_stride, p.layouts.k, p.cu_seqlens_k, l.k_bytes, dst);
   });
   fn("the input tensor v", l.v, l.v_bytes, [&](uint8_t* dst) {
-    tensor(p.v, v_extents(s), l.v_stride, p.layouts.v, p.cu_seqlens_k, l.v_bytes, dst);
+    if (p.paged()) encode_paged_pool(p, p.v, s.value_dim, l.v_stride, l.v_bytes, dst);
+    else tensor(p.v, v_extents(s), l.v_stride, p.layouts.v, p.cu_seqlens_k, l.v_bytes, dst);
   });
   if (p.has_mask())
     fn("the input mask", l.mask, l.mask_bytes, [&](uint8_t* dst) {
@@ -81,6 +84,7 @@ template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, F
   floats("sinks", p.sinks, l.sinks, l.sinks_bytes);
   ints("cu_seqlens_q", p.cu_seqlens_q, l.cu_q, l.cu_q_bytes);
   ints("cu_seqlens_k", p.cu_seqlens_k, l.cu_k, l.cu_k_bytes);
+  ints("block_table", p.block_table, l.table, l.table_bytes);
   if (l.backward)
     fn("the input tensor dout", l.dout, l.dout_bytes, [&](uint8_t* dst) {
       encode_view(t, p.dout, out_extents(s), l.dout_stride, has_gaps(p.layouts.dout), l.dout_bytes, dst);
@@ -144,6 +148,14 @@ CallLayout layout_for(const Problem& p, int abi) {
   l.q_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.head_dim, l.q_stride) : view(p.layouts.q, q_extents(s), l.q_stride);
   l.k_bytes = p.packed_k() ? packed(p.total_k, kvh, s.head_dim, l.k_stride) : view(p.layouts.k, k_extents(s), l.k_stride);
   l.v_bytes = p.packed_k() ? packed(p.total_k, kvh, s.value_dim, l.v_stride) : view(p.layouts.v, v_extents(s), l.v_stride);
+  if (p.paged()) {  // the page pool (call/paged_pool.h)
+    const std::array<int64_t, 4> ks = paged_strides(p, s.head_dim), vs = paged_strides(p, s.value_dim);
+    std::copy(ks.begin(), ks.end(), l.k_stride);
+    std::copy(vs.begin(), vs.end(), l.v_stride);
+    l.k_bytes = paged_pool_bytes(p, s.head_dim);
+    l.v_bytes = paged_pool_bytes(p, s.value_dim);
+    l.table_bytes = p.block_table.size() * sizeof(int32_t);
+  }
   l.out_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.value_dim, l.out_stride)
                              : view(p.layouts.out, out_extents(s), l.out_stride);
   l.cu_q_bytes = p.cu_seqlens_q.size() * sizeof(int32_t);
@@ -169,7 +181,7 @@ CallLayout layout_for(const Problem& p, int abi) {
                                {&l.mask, l.mask_bytes}, {&l.bias, l.bias_bytes}, {&l.q_lens, l.q_lens_bytes},
                                {&l.kv_lens, l.kv_lens_bytes}, {&l.alibi, l.alibi_bytes},
                                {&l.sinks, l.sinks_bytes}, {&l.cu_q, l.cu_q_bytes}, {&l.cu_k, l.cu_k_bytes},
-                               {&l.dout, l.dout_bytes}}) {
+                               {&l.table, l.table_bytes}, {&l.dout, l.dout_bytes}}) {
     *offset = at;
     at = align_up(at + bytes);
   }
@@ -273,6 +285,12 @@ attncheck_call_v3 abi_call_v3(const Problem& p, const CallLayout& l, uint8_t* ba
   if (p.packed_k()) {
     c.cu_seqlens_k = reinterpret_cast<const int32_t*>(base + l.cu_k);
     c.total_k = p.total_k;
+  }
+  if (p.paged()) {
+    c.block_table = reinterpret_cast<const int32_t*>(base + l.table);
+    c.max_pages_per_seq = p.max_pages_per_seq;
+    c.num_pages = p.num_pages;
+    c.page_size = p.page_size;
   }
   return c;
 }

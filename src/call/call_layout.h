@@ -1,7 +1,7 @@
 // The bytes of one ABI call laid out in a single region, so the same layout
 // serves an in-process buffer and a shared-memory mapping for a child process.
 //
-//   [q][k][v][mask][bias][q_lens][kv_lens][alibi][sinks][cu_seqlens_q][cu_seqlens_k]
+//   [q][k][v][mask][bias][q_lens][kv_lens][alibi][sinks][cu_seqlens_q][cu_seqlens_k][block_table]
 //   [guard | out | guard] [guard | lse | guard]            (lse only when requested)
 //   [guard | dq | guard] [guard | dk | guard] [guard | dv | guard]
 //                                                  (a backward problem, abi 2)
@@ -30,6 +30,11 @@
 // total-1) are NaN in q, k and v and guard bytes in out, like gaps (so a
 // write there is an out_of_bounds_write), and rows past a sequence's length
 // are its padding, as above.
+//
+// Paged keys (ABI v3, abi 3): k and v are the page pool, dense
+// [num_pages][page_size][kv_heads][dim] (call/paged_pool.h): live keys where
+// block_table puts them, every other slot the problem's page_poison; the
+// table is an input after cu_seqlens_k.
 //
 // A v1 call (abi 1) is dense BHSD, as v1 defines, with a full mask; only
 // problems within kV1Features can be laid out for it.
@@ -74,6 +79,9 @@ struct CallLayout {
   // inputs (0 bytes when that side is padded). A packed side's views are
   // dense [total][heads][dim], stride[0] = 0, their spans total rows long.
   std::size_t cu_q = 0, cu_k = 0, cu_q_bytes = 0, cu_k_bytes = 0;
+  // ABI v3's paging (abi 3): block_table, int32 [batch][max_pages_per_seq]
+  // (0 bytes when not paged); k and v are then the pool, their spans its size.
+  std::size_t table = 0, table_bytes = 0;
   std::size_t inputs_end = 0;  // first byte after the last input
   std::size_t total = 0;
 };
@@ -89,8 +97,9 @@ void encode_call(const Problem& p, const CallLayout& layout, uint8_t* base);
 attncheck_call abi_call(const Problem& p, const CallLayout& layout, uint8_t* base);
 attncheck_call_v2 abi_call_v2(const Problem& p, const CallLayout& layout, uint8_t* base);
 // The v3 call: abi_call_v2's, then cu_seqlens_q/k and total_q/k of a packed
-// problem (every other added field neutral). The layout must be abi 3 (or 2
-// for a problem that is not packed).
+// problem and block_table, max_pages_per_seq, num_pages and page_size of a
+// paged one (every other added field neutral). The layout must be abi 3 (or
+// 2 for a problem that is neither).
 attncheck_call_v3 abi_call_v3(const Problem& p, const CallLayout& layout, uint8_t* base);
 
 // After the call returned ATTNCHECK_OK: checks guards, inputs and poison,

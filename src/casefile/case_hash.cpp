@@ -88,6 +88,11 @@ uint64_t case_content_hash(const CaseRecord& rec) {
       f.u64(kPackedFeature);
       feed_fields(f, p, Since::packed);
     }
+    // A paged problem's own fields (ABI v3), only for one, likewise.
+    if (p.paged()) {
+      f.u64(kPagedFeature);
+      feed_fields(f, p, Since::paged);
+    }
   }
   return f.value;
 }

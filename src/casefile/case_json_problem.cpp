@@ -137,8 +137,9 @@ void write_problem_json(std::ostringstream& os, const Problem& p) {
   };
   for_each_field<Problem>(
       [&](const auto& field, const auto& x) {
-        // Packing's fields (ABI v3) in a packed problem's file only, whatever its level.
-        if (field.attrs.since == Since::packed ? !p.packed() : field.attrs.since > level) return;
+        // Packing's (paging's) fields (ABI v3) in a packed (paged) problem's file only, whatever its level.
+        const Since since = field.attrs.since;
+        if (since == Since::packed ? !p.packed() : since == Since::paged ? !p.paged() : since > level) return;
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, Shape>) {
           // The extents are keys of "problem" itself.
           for_each_field<Shape>(

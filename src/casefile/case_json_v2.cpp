@@ -72,6 +72,30 @@ std::vector<int32_t> read_cu_seqlens(const CaseReader& r, const json& pj, const 
   return cu;
 }
 
+// A paged problem's table: batch * max_pages_per_seq entries, each a page of
+// 0..num_pages-1 (read after the paging's numbers, which it needs; given
+// exactly with them).
+std::vector<int32_t> read_block_table(const CaseReader& r, const json& pj, const Problem& p) {
+  const json* j = r.optional(pj, "block_table");
+  if (!j) {
+    if (p.max_pages_per_seq != 0 || p.num_pages != 0 || p.page_size != 0 || p.page_poison != 0)
+      r.fail("problem.max_pages_per_seq, num_pages, page_size or page_poison is given without problem.block_table");
+    return {};
+  }
+  if (p.max_pages_per_seq == 0 || p.num_pages == 0 || p.page_size == 0)
+    r.fail("problem.block_table is given without max_pages_per_seq, num_pages and page_size");
+  if (!j->is_array()) r.fail("problem.block_table must be an array of integers or null");
+  const int64_t want = p.shape.batch * p.max_pages_per_seq;
+  if (static_cast<int64_t>(j->size()) != want)
+    r.fail("problem.block_table holds " + std::to_string(j->size()) + " entries but batch * max_pages_per_seq is " +
+           std::to_string(want));
+  std::vector<int32_t> table;
+  for (std::size_t e = 0; e < j->size(); ++e)
+    table.push_back(static_cast<int32_t>(
+        r.integer((*j)[e], "problem.block_table[" + std::to_string(e) + "]", 0, p.num_pages - 1)));
+  return table;
+}
+
 int64_t read_window(const CaseReader& r, const json& pj, const char* key) {
   const json* j = r.optional(pj, key);
   return j ? r.integer(*j, std::string("problem.") + key, -1, std::numeric_limits<int64_t>::max()) : -1;
@@ -274,6 +298,20 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
       if constexpr (same_member<m, &Problem::total_q>()) r.check_product("the packed q (and out)", {x, s.heads, std::max(s.head_dim, s.value_dim)});
       else r.check_product("the packed k (and v)", {x, s.kv_head_count(), std::max(s.head_dim, s.value_dim)});
     }
+  } else if constexpr (same_member<m, &Problem::block_table>()) {
+    x = read_block_table(r, pj, p);
+  } else if constexpr (same_member<m, &Problem::max_pages_per_seq>() || same_member<m, &Problem::num_pages>() ||
+                       same_member<m, &Problem::page_size>()) {
+    // Each at least 1 when given (absent: not paged); the pool [num_pages][page_size][kv_heads][dim] within the limit.
+    if (const json* j = r.optional(pj, f.name)) {
+      x = r.integer(*j, field, 1, std::min<int64_t>(kMaxCaseElements, std::numeric_limits<int32_t>::max()));
+      if constexpr (same_member<m, &Problem::page_size>()) {
+        const Shape& s = p.shape;
+        r.check_product("the page pool of k (and v)", {p.num_pages, x, s.kv_head_count(), std::max(s.head_dim, s.value_dim)});
+      }
+    }
+  } else if constexpr (same_member<m, &Problem::page_poison>()) {
+    if (const json* j = r.optional(pj, f.name)) x = r.integer(*j, field, 0, kPagePoisonCodes - 1);
   } else if constexpr (same_member<m, &Problem::alibi_slopes>() || same_member<m, &Problem::sinks>()) {
     x = read_per_head(r, pj, f.name, f.attrs.size(p));
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
@@ -294,7 +332,7 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
 }  // namespace
 
 void read_problem_json(const CaseReader& r, const json& pj, int schema_version, Problem& p) {
-  const Since level = schema_version == 1 ? Since::v1 : Since::packed;
+  const Since level = schema_version == 1 ? Since::v1 : Since::paged;
   // Every field that is not a list first, in the list's order: the lists'
   // lengths are read from them (the shape, the broadcasts).
   for (const bool lists : {false, true})

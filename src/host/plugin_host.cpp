@@ -211,9 +211,10 @@ Outcome PluginImplementation::run(const Problem& problem) {
   // A packed problem whose packing does not fit its shape (a call derived from
   // a packed case by a transform that knows nothing of packing) would be laid
   // out past its buffers: never sent, and said to be the checker's.
-  if (problem.packed())
+  if (problem.packed() || problem.paged())
     if (std::string bad = problem.inconsistency(); !bad.empty())
-      return {CallStatus::unsupported, {}, "not called: the checker built an inconsistent packed call (" + bad + ")"};
+      return {CallStatus::unsupported, {}, std::string("not called: the checker built an inconsistent ") +
+                                               (problem.paged() ? "paged" : "packed") + " call (" + bad + ")"};
   // A v3 call is laid out as v2's, with the packing's arrays when packed.
   const CallLayout layout = layout_for(problem, abi_ >= 2 ? static_cast<int>(abi_) : 1);
   std::string why;

@@ -27,6 +27,7 @@
 #include <Eigen/Core>
 
 #include "attncheck/plugin_v3.h"
+#include "impls/paged_gather.h"
 #include "impls/typed_call.h"
 
 namespace attncheck {
@@ -379,13 +380,24 @@ TypedCallV2<T> typed_view_v3(const attncheck_call_v3& c) {
 }  // namespace detail
 
 // dispatch_v2 for a version-3 call whose added fields are the packing's
-// (cu_seqlens_q/k, total_q/k) or neutral: the kernel reads packed rows
-// through the views' cu and lengths through q_len_of / kv_len_of. Any other
-// version-3 field is answered ATTNCHECK_UNSUPPORTED, naming it.
+// (cu_seqlens_q/k, total_q/k), the paging's (block_table and its sizes: the
+// keys gathered first) or neutral: the kernel reads packed rows through the
+// views' cu and lengths through q_len_of / kv_len_of. Any other version-3
+// field is answered ATTNCHECK_UNSUPPORTED, naming it.
 template <class Kernel>
 int dispatch_v3(const attncheck_call_v3* call, char* err, std::size_t err_len, Kernel&& kernel) {
   try {
     if (!call) return report(err, err_len, kCallError, "invalid call: call is NULL");
+    // Paged keys (impls/paged_gather.h): gathered through the table into
+    // dense copies, then computed as the same keys padded.
+    detail::PagedCopies copies;
+    attncheck_call_v3 unpaged{};
+    if (call->block_table || call->max_pages_per_seq || call->num_pages || call->page_size) {
+      if (const std::string defect = detail::paging_defect(*call); !defect.empty())
+        return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
+      unpaged = detail::gather_paged(*call, copies);
+      call = &unpaged;
+    }
     if (const std::string defect = detail::call_v2_defect(&call->v2); !defect.empty())
       return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
     if (const std::string defect = detail::packing_defect(*call); !defect.empty())

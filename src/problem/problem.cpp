@@ -69,6 +69,7 @@ std::string_view feature_name(FeatureBits one_bit) {
     case ATTNCHECK_FEATURE_SINKS: return "sinks";
     case ATTNCHECK_FEATURE_LSE: return "lse";
     case kPackedFeature: return "packed";
+    case kPagedFeature: return "paged";
     case kBackwardFeature: return "backward";
   }
   return "";
@@ -126,6 +127,7 @@ FeatureBits Problem::features() const {
   if (lse_requested) f |= ATTNCHECK_FEATURE_LSE;
   if (is_backward()) f |= kBackwardFeature;
   if (packed()) f |= kPackedFeature;
+  if (paged()) f |= kPagedFeature;
   return f;
 }
 
@@ -201,7 +203,72 @@ std::string packing_inconsistency(const Problem& p) {
     return "a packed side's views have layouts (packed views are dense [total][heads][dim] here)";
   return "";
 }
+// block_table and the pool's sizes as docs/abi/plugin-abi-v3.md's "Paged
+// caches" states them, and every slot two live keys share holding the same
+// bits in k and v (the pool is then one array). "" when consistent.
+std::string paging_inconsistency(const Problem& p) {
+  const Shape& s = p.shape;
+  std::ostringstream os;
+  if (!p.paged()) {
+    if (p.max_pages_per_seq != 0 || p.num_pages != 0 || p.page_size != 0 || p.page_poison != 0)
+      return "max_pages_per_seq, num_pages, page_size or page_poison without a block_table (they must be 0)";
+    return "";
+  }
+  if (p.page_size < 1 || p.num_pages < 1 || p.max_pages_per_seq < 1)
+    return "a paged problem needs page_size, num_pages and max_pages_per_seq >= 1";
+  if (p.page_poison < 0 || p.page_poison >= kPagePoisonCodes) return "page_poison is not 0..3";
+  if (static_cast<int64_t>(p.block_table.size()) != s.batch * p.max_pages_per_seq) {
+    os << "block_table holds " << p.block_table.size() << " entries but batch * max_pages_per_seq = "
+       << s.batch * p.max_pages_per_seq;
+    return os.str();
+  }
+  for (std::size_t e = 0; e < p.block_table.size(); ++e)
+    if (p.block_table[e] < 0 || p.block_table[e] >= p.num_pages) {
+      os << "block_table[" << e << "] = " << p.block_table[e] << " is not a page of 0.." << p.num_pages - 1;
+      return os.str();
+    }
+  if (s.kv_len > p.max_pages_per_seq * p.page_size) {
+    os << "kv_len = " << s.kv_len << " is past max_pages_per_seq * page_size = " << p.max_pages_per_seq * p.page_size;
+    return os.str();
+  }
+  if (p.packed_k()) return "paged keys with cu_seqlens_k (keys are padded, packed or paged)";
+  if (p.is_backward()) return "a paged problem with a dout: backward is never called for paged calls";
+  if (!(p.layouts.k.dense_bhsd() && p.layouts.v.dense_bhsd()))
+    return "a paged problem's k or v has a layout (the pool is dense [num_pages][page_size][kv_heads][dim] here)";
+  // The first live key of each slot, then every other one compared with it.
+  const int64_t kvh = s.kv_head_count();
+  std::vector<int64_t> owner(static_cast<std::size_t>(p.num_pages * p.page_size), -1);  // b * kv_len + j
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t j = 0; j < p.kv_len_of(b); ++j) {
+      int64_t& first = owner[static_cast<std::size_t>(p.page_of(b, j) * p.page_size + j % p.page_size)];
+      if (first < 0) { first = b * s.kv_len + j; continue; }
+      const int64_t b0 = first / s.kv_len, j0 = first % s.kv_len;
+      for (int64_t h = 0; h < kvh; ++h) {
+        bool same = true;
+        for (int64_t d = 0; d < s.head_dim; ++d)
+          same = same && same_value(p.k[p.k_at(b0 * kvh + h, j0, d)], p.k[p.k_at(b * kvh + h, j, d)]);
+        for (int64_t c = 0; c < s.value_dim; ++c)
+          same = same && same_value(p.v[p.v_at(b0 * kvh + h, j0, c)], p.v[p.v_at(b * kvh + h, j, c)]);
+        if (!same) {
+          os << "key " << j << " of sequence " << b << " and key " << j0 << " of sequence " << b0
+             << " share slot " << j % p.page_size << " of page " << p.page_of(b, j) << " but differ (kv head " << h << ")";
+          return os.str();
+        }
+      }
+    }
+  return "";
+}
+
 }  // namespace
+
+double page_poison_value(DType t, int64_t page_poison) {
+  switch (page_poison) {
+    case 1: return std::numeric_limits<double>::infinity();
+    case 2: return -std::numeric_limits<double>::infinity();
+    case 3: return round_to(t, max_finite(t) / 4);
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
 
 std::string Problem::inconsistency() const {
   const Shape& s = shape;
@@ -235,6 +302,7 @@ std::string Problem::inconsistency() const {
                std::to_string(is_q ? s.q_len : s.kv_len);
   }
   if (auto msg = packing_inconsistency(*this); !msg.empty()) return msg;
+  if (auto msg = paging_inconsistency(*this); !msg.empty()) return msg;
   if (!(softcap == 0 || (std::isfinite(softcap) && softcap > 0))) return "softcap must be 0 (none) or finite and > 0";
   for (const auto* per_head : {&alibi_slopes, &sinks}) {
     if (per_head->empty()) continue;
@@ -272,6 +340,8 @@ std::string Problem::header() const {
   if (lse_requested) os << " lse";
   if (packed_q()) os << " packed_q total_q=" << total_q;
   if (packed_k()) os << " packed_k total_k=" << total_k;
+  if (paged())
+    os << " paged page_size=" << page_size << " num_pages=" << num_pages << " max_pages_per_seq=" << max_pages_per_seq;
   if (is_backward()) os << " backward";
   return os.str();
 }
@@ -374,6 +444,10 @@ std::string Problem::describe(std::size_t max_elements) const {
   print_ints("kv_lens", kv_lens);
   print_ints("cu_seqlens_q", cu_seqlens_q);
   print_ints("cu_seqlens_k", cu_seqlens_k);
+  if (paged()) {
+    std::vector<double> t(block_table.begin(), block_table.end());
+    print_tensor(os, "block_table", t, {{"batch", "page"}, {s.batch, max_pages_per_seq}}, DType::f64, max_elements);
+  }
   // Slopes and sinks are f32 in the call whatever the dtype (ABI v2).
   if (!alibi_slopes.empty())
     print_tensor(os, "alibi_slopes", alibi_slopes, {{"heads"}, {s.heads}}, DType::f32, max_elements);

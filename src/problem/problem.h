@@ -106,6 +106,9 @@ inline constexpr FeatureBits kAllFeatures = (1u << 11) - 1;
 // ABI v3's packed batches (cu_seqlens_q/k): the one v3 feature a Problem
 // carries so far. Its bit (12) is the ABI's, beside the v2 bits.
 inline constexpr FeatureBits kPackedFeature = ATTNCHECK_FEATURE_PACKED;
+// ABI v3's paged keys (block_table): bit 11, the ABI's. Like kPackedFeature,
+// outside kEveryFeature: only laws whose features name it see paged problems.
+inline constexpr FeatureBits kPagedFeature = ATTNCHECK_FEATURE_PAGED;
 // Not an ABI bit: a problem with a dout is a backward problem (the forward
 // call, then ABI v2's `backward` on the implementation's own out and lse), and
 // an implementation "declares" it by having a backward. Keeping it among the
@@ -180,6 +183,24 @@ struct Problem {
   std::vector<int32_t> cu_seqlens_q, cu_seqlens_k;
   int64_t total_q = 0, total_k = 0;
 
+  // --- ABI v3: paged keys (docs/abi/plugin-abi-v3.md, "Paged caches") ---
+  // block_table: int32 [batch][max_pages_per_seq], each entry in [0,
+  // num_pages); empty = keys not paged (then the four numbers below are 0).
+  // k and v keep their logical shape [batch][kv_heads][kv_len][dim] here: key
+  // j of sequence b is slot j % page_size of page block_table[b][j /
+  // page_size] of the call's pool [num_pages][page_size][kv_heads][dim], for
+  // j < Lk (kv_lens[b], else kv_len). Two live keys that share a slot
+  // (aliased pages) hold the same bits in k and v, so the pool is well
+  // defined; keys past Lk exist nowhere in the call, and every slot no
+  // sequence reads live (dead slots, unread pages, the pages behind table
+  // entries past ceil(Lk / page_size)) holds page_poison's value. Not with
+  // packed keys, a backward problem or k/v layouts (the pool is dense).
+  std::vector<int32_t> block_table;
+  int64_t max_pages_per_seq = 0, num_pages = 0, page_size = 0;
+  // What the pool's dead slots hold: kPagePoisonNaN (0), +inf (1), -inf (2),
+  // a huge finite value (3: the dtype's largest / 4). page_poison_value().
+  int64_t page_poison = 0;
+
   // The same call: every field (problem_fields.h lists them) equal, doubles
   // by their bits (a NaN scale equals a NaN scale of the same bits, -0 differs
   // from +0: a call that sends other bits is another call), the shape as
@@ -192,6 +213,11 @@ struct Problem {
   bool packed_q() const { return !cu_seqlens_q.empty(); }
   bool packed_k() const { return !cu_seqlens_k.empty(); }
   bool packed() const { return packed_q() || packed_k(); }
+  bool paged() const { return !block_table.empty(); }
+  // Pages sequence b reads: ceil(Lk / page_size) (paged problems only).
+  int64_t pages_used_by(int64_t b) const { return (kv_len_of(b) + page_size - 1) / page_size; }
+  // The page holding key j of sequence b (paged problems only).
+  int64_t page_of(int64_t b, int64_t j) const { return block_table[b * max_pages_per_seq + j / page_size]; }
   // The length of b's query slot (n_q) and key slot (n_k): q_len and kv_len unpacked.
   int64_t q_slot_of(int64_t b) const { return packed_q() ? cu_seqlens_q[b + 1] - cu_seqlens_q[b] : shape.q_len; }
   int64_t kv_slot_of(int64_t b) const { return packed_k() ? cu_seqlens_k[b + 1] - cu_seqlens_k[b] : shape.kv_len; }
@@ -287,6 +313,10 @@ struct Problem {
 // Builds a zero-filled problem of the given shape (no mask).
 Problem make_problem(DType dtype, const Shape& shape, Causal causal = Causal::none,
                      double scale = std::numeric_limits<double>::quiet_NaN());
+
+// The value page_poison names for dtype t (NaN, +inf, -inf, or huge).
+inline constexpr int64_t kPagePoisonNaN = 0, kPagePoisonCodes = 4;
+double page_poison_value(DType t, int64_t page_poison);
 
 // Rounds every tensor element to the problem's dtype (after a transformation
 // that may have left the representable set).

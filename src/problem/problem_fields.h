@@ -49,8 +49,9 @@ namespace attncheck {
 
 // `packed` is not a step after `backward`: its fields (ABI v3's packing) are in
 // the file and the hash of a packed problem only, forward or backward, so
-// every file without packing keeps its bytes and its name.
-enum class Since : uint8_t { v1, v2, backward, packed };
+// every file without packing keeps its bytes and its name. `paged` likewise
+// (ABI v3's paging): in a paged problem's file and hash only.
+enum class Since : uint8_t { v1, v2, backward, packed, paged };
 
 struct ProblemAttrs {
   Since since = Since::v1;
@@ -166,6 +167,15 @@ struct FieldsOf<Problem> {
                                                                  .size = [](const Problem& p) { return p.shape.batch + 1; }}),
       field<&Problem::cu_seqlens_k>("cu_seqlens_k", ProblemAttrs{.since = Since::packed, .hash = 24,
                                                                  .size = [](const Problem& p) { return p.shape.batch + 1; }}),
+      // Paging's own (the oracle reads the logical k and v, never the table).
+      field<&Problem::max_pages_per_seq>("max_pages_per_seq", ProblemAttrs{.since = Since::paged, .hash = 25, .oracle = false}),
+      field<&Problem::num_pages>("num_pages", ProblemAttrs{.since = Since::paged, .hash = 26, .oracle = false}),
+      field<&Problem::page_size>("page_size", ProblemAttrs{.since = Since::paged, .hash = 27, .oracle = false}),
+      field<&Problem::page_poison>("page_poison", ProblemAttrs{.since = Since::paged, .hash = 28, .oracle = false}),
+      field<&Problem::block_table>("block_table", ProblemAttrs{.since = Since::paged, .hash = 29, .oracle = false,
+                                                               .size = [](const Problem& p) {
+                                                                 return p.shape.batch * p.max_pages_per_seq;
+                                                               }}),
   };
 };
 static_assert(fields_complete<Problem>(), "a member of Problem is missing from its field list");

@@ -125,6 +125,20 @@ void cut_packing(std::vector<int32_t>& cu, int64_t& total, int64_t batches, int6
   total = std::max<int64_t>(1, cu.back() + slack);
 }
 
+// Paged keys (ABI v3) cut as the keys are: the kept sequences' table rows,
+// when the kept keys start at key 0 (each keeps its pages); keys from a later
+// start would move within their pages, so the cut is unpaged instead (the
+// same keys, padded).
+void cut_paging(Problem& r, const Ranges& g) {
+  if (!r.paged()) return;
+  if (g.k_begin == 0) {
+    r.block_table.resize(static_cast<std::size_t>(g.batches * r.max_pages_per_seq));
+    return;
+  }
+  r.block_table.clear();
+  r.max_pages_per_seq = r.num_pages = r.page_size = r.page_poison = 0;
+}
+
 }  // namespace
 
 Problem restricted(const Problem& p, const Ranges& g) {
@@ -164,6 +178,7 @@ Problem restricted(const Problem& p, const Ranges& g) {
   r.kv_lens = cut_lens(p.kv_lens, g.batches, g.k_begin, g.k_count);
   cut_packing(r.cu_seqlens_q, r.total_q, g.batches, g.q_begin, g.q_count);
   cut_packing(r.cu_seqlens_k, r.total_k, g.batches, g.k_begin, g.k_count);
+  cut_paging(r, g);
   for (auto per_head : {&Problem::alibi_slopes, &Problem::sinks})
     if (!(p.*per_head).empty()) (r.*per_head).resize(static_cast<std::size_t>(g.heads));
   return r;

@@ -18,6 +18,7 @@
 #include "host/call_wire.h"
 #include "call/call_layout.h"
 #include "gen/generators.h"
+#include "problem/paging.h"
 #include "problem/problem_fields.h"
 
 namespace attncheck {
@@ -130,20 +131,55 @@ T changed_packing(const T& x) {
   }
 }
 
+// The busy problem's forward with its keys paged (ABI v3): dense views, pages
+// of 2 keys in order, one unread entry past each row's pages (page 0) and
+// one unread page.
+Problem paged_busy_problem() {
+  Problem p = busy_problem();
+  p.dout.clear();
+  p.layouts = ViewLayouts{};
+  p = paged_plainly(p, 2);
+  p.max_pages_per_seq += 1;
+  std::vector<int32_t> table;
+  for (int64_t b = 0; b < p.shape.batch; ++b) {
+    for (int64_t e = 0; e + 1 < p.max_pages_per_seq; ++e) table.push_back(p.block_table[b * (p.max_pages_per_seq - 1) + e]);
+    table.push_back(0);
+  }
+  p.block_table = table;
+  p.num_pages += 1;
+  return p;
+}
+
+// A paging field changed so that the paged problem stays consistent (but
+// max_pages_per_seq, which the table's length must follow): one more page,
+// a larger page, another poison, the last (unread) table entry another page.
+template <class T>
+T changed_paging(const T& x) {
+  if constexpr (std::is_same_v<T, int64_t>) return x + 1;
+  else if constexpr (std::is_same_v<T, std::vector<int32_t>>) {
+    T y = x;
+    y.back() = 1;
+    return y;
+  } else {
+    return changed(x);  // not a paging field's type: never taken
+  }
+}
+
 // Each field of the list, changed alone, makes another problem; the oracle
 // memo's key changes exactly for the fields the oracle reads; the case hash
 // for every field the problem's file holds. Packing's fields (ABI v3) are
 // held, and hashed, for a packed problem only (every other case keeps its
 // name): they are changed in a packed problem, keeping it consistent.
 TEST(ProblemFields, EachFieldCountsWhereItShould) {
-  const Problem busy = busy_problem(), packed = packed_busy_problem();
+  const Problem busy = busy_problem(), packed = packed_busy_problem(), paged = paged_busy_problem();
   ASSERT_EQ(busy.inconsistency(), "");
   ASSERT_EQ(packed.inconsistency(), "");
+  ASSERT_EQ(paged.inconsistency(), "");
   int fields = 0;
   for_each_field<Problem>(
       [&](const auto& f, const auto& value) {
-        const bool packing = f.attrs.since == Since::packed;
-        const Problem& p = packing ? packed : busy;
+        const bool packing = f.attrs.since == Since::packed, paging = f.attrs.since == Since::paged;
+        const Problem& p = packing ? packed : paging ? paged : busy;
         const auto key = oracle_detail::memo_key(p);
         ASSERT_TRUE(key.has_value());
         CaseRecord rec;
@@ -151,9 +187,9 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
         rec.problem = p;
         Problem c = p;
         constexpr auto member = std::remove_cvref_t<decltype(f)>::member;
-        c.*member = packing ? changed_packing(p.*member) : changed(p.*member);
+        c.*member = packing ? changed_packing(p.*member) : paging ? changed_paging(p.*member) : changed(p.*member);
         SCOPED_TRACE(f.name);
-        if (packing) ASSERT_EQ(c.inconsistency(), "");
+        if (packing || (paging && !same_member<member, &Problem::max_pages_per_seq>())) ASSERT_EQ(c.inconsistency(), "");
         EXPECT_NE(c, p);
         EXPECT_EQ(oracle_detail::memo_key(c) != key, f.attrs.oracle);
         CaseRecord changed_rec = rec;
@@ -162,7 +198,7 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
         ++fields;
       },
       busy);
-  EXPECT_EQ(fields, 25);
+  EXPECT_EQ(fields, 30);
   // Packing the busy problem's forward changes its hash too.
   Problem forward = packed;
   forward.cu_seqlens_q.clear(), forward.cu_seqlens_k.clear();
@@ -170,6 +206,9 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
   CaseRecord a, b;
   a.law = b.law = "matches_oracle";
   a.problem = forward, b.problem = packed;
+  EXPECT_NE(case_content_hash(a), case_content_hash(b));
+  // Paging it too.
+  a.problem = unpaged(paged), b.problem = paged;
   EXPECT_NE(case_content_hash(a), case_content_hash(b));
 }
 
