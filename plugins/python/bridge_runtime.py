@@ -13,7 +13,10 @@ import warnings
 
 import numpy as np
 
-# attncheck_features names -> the ABI's ATTNCHECK_FEATURE_* bits (plugin_v2.h).
+# attncheck_features names -> the ABI's ATTNCHECK_FEATURE_* bits (plugin_v2.h, and
+# plugin_v3.h for version 3's). A version-3 feature is named here once the bridge passes
+# its fields (call_arrays.cpp's keyword table) and the checker judges it: "packed"
+# today; "paged" (block_table, ...) and the K/V formats join with their fields.
 FEATURE_BITS = {
     "gqa": 1 << 2,
     "lengths": 1 << 4,
@@ -23,6 +26,14 @@ FEATURE_BITS = {
     "alibi": 1 << 8,
     "sinks": 1 << 9,
     "lse": 1 << 10,
+    "packed": 1 << 12,
+}
+
+# attncheck_promises names -> the ABI's ATTNCHECK_PROMISE_* bits (plugin_v3.h).
+PROMISE_BITS = {
+    "deterministic": 1 << 0,
+    "deterministic_backward": 1 << 1,
+    "batch_invariant": 1 << 2,
 }
 
 _torch = None  # the torch module, imported only for a function that takes tensors
@@ -72,7 +83,7 @@ def _import_failure(what, exc):
 
 def load(target):
     """target: MODULE_OR_FILE:FUNCTION. Returns (function, feature bits, takes_torch,
-    backward or None)."""
+    backward or None, promise bits)."""
     spec, sep, name = target.rpartition(":")
     if not sep or not spec or not name:
         raise LoadError(f"ATTNCHECK_PYTHON_TARGET={target!r} is not MODULE_OR_FILE:FUNCTION "
@@ -105,7 +116,8 @@ def load(target):
         fn = getattr(fn, part)
     if not callable(fn):
         raise LoadError(f"{spec}:{name} is a {type(fn).__name__}, not a function")
-    return fn, _feature_bits(fn, target), _takes_torch(fn, target), _backward(fn, target)
+    backward = _backward(fn, target)
+    return fn, _feature_bits(fn, target), _takes_torch(fn, target), backward, _promise_bits(fn, target, backward)
 
 
 def _backward(fn, target):
@@ -119,18 +131,31 @@ def _backward(fn, target):
     return bwd
 
 
-def _feature_bits(fn, target):
-    declared = getattr(fn, "attncheck_features", ())
+def _named_bits(fn, target, attribute, table, example):
+    """The bits of the names in fn.<attribute> (a set of strings), by `table`."""
+    declared = getattr(fn, attribute, ())
     if isinstance(declared, str) or not all(isinstance(d, str) for d in declared):
-        raise LoadError(f"{target}: attncheck_features must be a set of names such as {{'gqa', 'lse'}}, "
-                        f"got {declared!r}")
-    unknown = sorted(set(declared) - FEATURE_BITS.keys())
+        raise LoadError(f"{target}: {attribute} must be a set of names such as {example}, got {declared!r}")
+    unknown = sorted(set(declared) - table.keys())
     if unknown:
-        raise LoadError(f"{target}: attncheck_features names {unknown}, which the bridge does not know; "
-                        f"the names are {sorted(FEATURE_BITS)}")
+        raise LoadError(f"{target}: {attribute} names {unknown}, which the bridge does not know; "
+                        f"the names are {sorted(table)}")
     bits = 0
     for d in declared:
-        bits |= FEATURE_BITS[d]
+        bits |= table[d]
+    return bits
+
+
+def _feature_bits(fn, target):
+    return _named_bits(fn, target, "attncheck_features", FEATURE_BITS, "{'gqa', 'lse'}")
+
+
+def _promise_bits(fn, target, backward):
+    """fn.attncheck_promises: what the function asks to be held to bit for bit (docs/python.md)."""
+    bits = _named_bits(fn, target, "attncheck_promises", PROMISE_BITS, "{'deterministic'}")
+    if bits & PROMISE_BITS["deterministic_backward"] and backward is None:
+        raise LoadError(f"{target}: attncheck_promises names 'deterministic_backward', but the function has no "
+                        "attncheck_backward to keep it")
     return bits
 
 

@@ -28,17 +28,25 @@ PyObject* view_of(const void* data, int ndim, const npy_intp* dims, const int64_
 }
 
 // bf16 has no NumPy type: a dense float32 copy of the view, exact (bf16 is
-// float32's top half).
-PyObject* bf16_as_float32(const attncheck_view& v, const npy_intp* dims) {
-  PyObject* a = PyArray_SimpleNew(4, const_cast<npy_intp*>(dims), NPY_FLOAT32);
+// float32's top half). ndim 3 or 4; strides in elements.
+PyObject* bf16_as_float32(const void* data, int ndim, const npy_intp* dims, const int64_t* stride) {
+  PyObject* a = PyArray_SimpleNew(ndim, const_cast<npy_intp*>(dims), NPY_FLOAT32);
   if (!a) return nullptr;
+  // As four axes: a 3-axis view is one [1, ...] block.
+  const int lead = 4 - ndim;
+  npy_intp n[4] = {1, 1, 1, 1};
+  int64_t st[4] = {0, 0, 0, 0};
+  for (int i = 0; i < ndim; ++i) {
+    n[lead + i] = dims[i];
+    st[lead + i] = stride[i];
+  }
   float* dst = static_cast<float*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(a)));
-  const uint16_t* src = static_cast<const uint16_t*>(v.data);
-  for (npy_intp b = 0; b < dims[0]; ++b)
-    for (npy_intp h = 0; h < dims[1]; ++h)
-      for (npy_intp r = 0; r < dims[2]; ++r)
-        for (npy_intp c = 0; c < dims[3]; ++c) {
-          const uint32_t bits = uint32_t{src[b * v.stride[0] + h * v.stride[1] + r * v.stride[2] + c]} << 16;
+  const uint16_t* src = static_cast<const uint16_t*>(data);
+  for (npy_intp b = 0; b < n[0]; ++b)
+    for (npy_intp h = 0; h < n[1]; ++h)
+      for (npy_intp r = 0; r < n[2]; ++r)
+        for (npy_intp c = 0; c < n[3]; ++c) {
+          const uint32_t bits = uint32_t{src[b * st[0] + h * st[1] + r * st[2] + c * st[3]]} << 16;
           std::memcpy(dst++, &bits, 4);
         }
   PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(a), NPY_ARRAY_WRITEABLE);  // read-only, as the views
@@ -48,8 +56,21 @@ PyObject* bf16_as_float32(const attncheck_view& v, const npy_intp* dims) {
 // A tensor of the call's dtype: [d0, d1, d2, d3].
 PyObject* tensor(attncheck_dtype t, const attncheck_view& v, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
   const npy_intp dims[4] = {d0, d1, d2, d3};
-  if (t == ATTNCHECK_BF16) return bf16_as_float32(v, dims);
+  if (t == ATTNCHECK_BF16) return bf16_as_float32(v.data, 4, dims, v.stride);
   return view_of(v.data, 4, dims, v.stride, element_bytes(t), npy_type(t));
+}
+
+// One side's tensor (q, out and dout by cu_seqlens_q; k, v by cu_seqlens_k):
+// packed, [total, heads, dim] with row r, head h at h*stride[1] + r*stride[2]
+// (a packed view has no batch axis: stride[0] is 0, plugin_v3.h); else version
+// 2's [batch, heads, rows, dim].
+PyObject* side_tensor(const attncheck_call_v3& c, const attncheck_view& v, bool packed, int64_t total, int64_t heads,
+                      int64_t rows, int64_t dim) {
+  if (!packed) return tensor(c.v2.dtype, v, c.v2.batch, heads, rows, dim);
+  const npy_intp dims[3] = {total, heads, dim};
+  const int64_t stride[3] = {v.stride[2], v.stride[1], v.stride[3]};
+  if (c.v2.dtype == ATTNCHECK_BF16) return bf16_as_float32(v.data, 3, dims, stride);
+  return view_of(v.data, 3, dims, stride, element_bytes(c.v2.dtype), npy_type(c.v2.dtype));
 }
 
 // A read-only [n] view of int32 or float32 values, or None for NULL.
@@ -94,12 +115,36 @@ bool put(PyObject* kwargs, const char* name, PyObject* value) {
   return v && PyDict_SetItemString(kwargs, name, v.get()) == 0;
 }
 
+// Version 3's keywords, one row per feature that adds fields (docs/python.md):
+// each is passed only when the function declares the feature. PAGED
+// (block_table, max_pages_per_seq, num_pages, page_size, with k and v then a
+// page pool) and KV_FORMATS (k_format, v_format, k_scale, v_scale) join as rows
+// when the checker judges them.
+bool packed_keywords(const attncheck_call_v3& c, PyObject* kw) {
+  // q_len and kv_len are the slots' bounds (max_seqlen_q/k): a packed q has no
+  // q_len axis, and the mask, the bias and the returned lse keep [.., q_len, ..].
+  return put(kw, "cu_seqlens_q", vector_or_none(c.cu_seqlens_q, c.v2.batch + 1, NPY_INT32)) &&
+         put(kw, "cu_seqlens_k", vector_or_none(c.cu_seqlens_k, c.v2.batch + 1, NPY_INT32)) &&
+         put(kw, "total_q", PyLong_FromLongLong(c.total_q)) && put(kw, "total_k", PyLong_FromLongLong(c.total_k)) &&
+         put(kw, "q_len", PyLong_FromLongLong(c.v2.q_len)) && put(kw, "kv_len", PyLong_FromLongLong(c.v2.kv_len));
+}
+
+struct V3Keywords {
+  unsigned feature;
+  bool (*put)(const attncheck_call_v3&, PyObject*);
+};
+constexpr V3Keywords kV3Keywords[] = {
+    {ATTNCHECK_FEATURE_PACKED, packed_keywords},
+};
+
 }  // namespace
 
-bool call_arguments(const attncheck_call_v2& c, unsigned features, CallArguments& out) {
-  Ref q(tensor(c.dtype, c.q, c.batch, c.heads, c.q_len, c.head_dim));
-  Ref k(tensor(c.dtype, c.k, c.batch, c.kv_heads, c.kv_len, c.head_dim));
-  Ref v(tensor(c.dtype, c.v, c.batch, c.kv_heads, c.kv_len, c.value_dim));
+bool call_arguments(const attncheck_call_v3& c3, unsigned features, CallArguments& out) {
+  const attncheck_call_v2& c = c3.v2;
+  const bool packed_q = c3.cu_seqlens_q != nullptr, packed_k = c3.cu_seqlens_k != nullptr;
+  Ref q(side_tensor(c3, c.q, packed_q, c3.total_q, c.heads, c.q_len, c.head_dim));
+  Ref k(side_tensor(c3, c.k, packed_k, c3.total_k, c.kv_heads, c.kv_len, c.head_dim));
+  Ref v(side_tensor(c3, c.v, packed_k, c3.total_k, c.kv_heads, c.kv_len, c.value_dim));
   if (!q || !k || !v) return false;
   out.args = Ref(PyTuple_Pack(3, q.get(), k.get(), v.get()));
   out.kwargs = Ref(PyDict_New());
@@ -121,13 +166,16 @@ bool call_arguments(const attncheck_call_v2& c, unsigned features, CallArguments
   if (ok && (features & ATTNCHECK_FEATURE_ALIBI))
     ok = put(kw, "alibi_slopes", vector_or_none(c.alibi_slopes, c.heads, NPY_FLOAT32));
   if (ok && (features & ATTNCHECK_FEATURE_SINKS)) ok = put(kw, "sinks", vector_or_none(c.sinks, c.heads, NPY_FLOAT32));
+  for (const V3Keywords& row : kV3Keywords)
+    if (ok && (features & row.feature)) ok = row.put(c3, kw);
   return ok;
 }
 
-bool backward_arguments(const attncheck_call_v2& c, const attncheck_grad& g, unsigned features,
+bool backward_arguments(const attncheck_call_v3& c3, const attncheck_grad& g, unsigned features,
                         CallArguments& out) {
+  const attncheck_call_v2& c = c3.v2;
   CallArguments fwd;
-  if (!call_arguments(c, features, fwd)) return false;
+  if (!call_arguments(c3, features, fwd)) return false;
   // out is the forward's output, an input here: read-only like q (its padding rows hold any bits).
   const attncheck_view o{c.out.data, {c.out.stride[0], c.out.stride[1], c.out.stride[2], c.out.stride[3]}};
   Ref out_array(tensor(c.dtype, o, c.batch, c.heads, c.q_len, c.value_dim));

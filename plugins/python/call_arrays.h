@@ -1,4 +1,4 @@
-// One ABI v2 call as the arguments of the calling convention (docs/python.md,
+// One ABI call (version 3's; its v2 part is version 2's call) as the arguments of the calling convention (docs/python.md,
 // "The calling convention"):
 //   fn(q, k, v, *, mask=None, causal="none", scale=None, **features)
 //   q [batch, heads, q_len, head_dim], k [batch, kv_heads, kv_len, head_dim],
@@ -17,6 +17,13 @@
 //   alibi    alibi_slopes (float32 [heads] or None)
 //   sinks    sinks (float32 [heads] or None)
 // "lse" adds no keyword: the function returns (out, lse).
+// Version 3 (the function declares "packed"):
+//   packed   cu_seqlens_q, cu_seqlens_k (int32 [batch + 1] or None), total_q,
+//            total_k (int; 0 when that side is not packed), q_len, kv_len (int:
+//            the slots' bounds). With cu_seqlens_q, q arrives packed as
+//            [total_q, heads, head_dim] (row cu_seqlens_q[b] + i is row i of
+//            sequence b; slack and padding rows hold any bits); with
+//            cu_seqlens_k, k and v as [total_k, kv_heads, head_dim | value_dim].
 //
 // The backward (fn.attncheck_backward) of the same call:
 //   bwd(q, k, v, out, dout, *, mask=None, causal="none", scale=None, **features)
@@ -28,7 +35,7 @@
 
 #include <string>
 
-#include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 #include "numpy_api.h"
 
 namespace pybridge {
@@ -39,10 +46,10 @@ struct CallArguments {
 };
 
 // Builds them; false (and a Python exception pending) when NumPy could not.
-bool call_arguments(const attncheck_call_v2& c, unsigned features, CallArguments& out);
+bool call_arguments(const attncheck_call_v3& c, unsigned features, CallArguments& out);
 
 // (q, k, v, out, dout) and the keywords of the backward call; false as above.
-bool backward_arguments(const attncheck_call_v2& c, const attncheck_grad& g, unsigned features,
+bool backward_arguments(const attncheck_call_v3& c, const attncheck_grad& g, unsigned features,
                         CallArguments& out);
 
 }  // namespace pybridge

@@ -133,8 +133,8 @@ bool start(const std::string& target_text, Target& target, std::string& error) {
     return false;
   }
   Ref loaded(PyObject_CallMethod(runtime.get(), "load", "s", target_text.c_str()));
-  PyObject *fn = nullptr, *bits = nullptr, *torch = nullptr, *backward = nullptr;
-  if (!loaded || !PyArg_ParseTuple(loaded.get(), "OOOO", &fn, &bits, &torch, &backward)) {
+  PyObject *fn = nullptr, *bits = nullptr, *torch = nullptr, *backward = nullptr, *promises = nullptr;
+  if (!loaded || !PyArg_ParseTuple(loaded.get(), "OOOOO", &fn, &bits, &torch, &backward, &promises)) {
     error = take_exception(runtime.get());
     return false;
   }
@@ -142,6 +142,7 @@ bool start(const std::string& target_text, Target& target, std::string& error) {
   target.fn = fn;
   if (backward != Py_None) target.backward = Py_NewRef(backward);
   target.features = static_cast<unsigned>(PyLong_AsUnsignedLong(bits));
+  target.promises = static_cast<unsigned>(PyLong_AsUnsignedLong(promises));
   target.takes_torch = PyObject_IsTrue(torch) == 1;
   target.runtime = runtime.release();
   target.name = target_text;

@@ -14,7 +14,8 @@ struct Target {
   PyObject* fn = nullptr;        // owned for the life of the process
   PyObject* backward = nullptr;  // fn.attncheck_backward, owned; null when it has none
   PyObject* runtime = nullptr;   // the module _attncheck_bridge (bridge_runtime.py)
-  unsigned features = 0;         // ATTNCHECK_FEATURE_* bits from fn.attncheck_features
+  unsigned features = 0;         // ATTNCHECK_FEATURE_* bits (v2's and v3's) from fn.attncheck_features
+  unsigned promises = 0;         // ATTNCHECK_PROMISE_* bits from fn.attncheck_promises
   bool takes_torch = false;      // fn.attncheck_tensors == "torch"
   std::string name;              // the target text, MODULE_OR_FILE:FUNCTION
 };

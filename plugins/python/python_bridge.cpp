@@ -1,19 +1,21 @@
 // libattncheck_python.so: a Python function behind the pinned plugin ABI,
-// version 2 (attncheck/plugin_v2.h) and version 1, so that attncheck checks
+// version 3 (attncheck/plugin_v3.h), 2 and 1, so that attncheck checks
 // attention written in NumPy or PyTorch without a C plugin of its own.
 //
 // The function is named by ATTNCHECK_PYTHON_TARGET=MODULE_OR_FILE:FUNCTION (a
 // path ending in .py is loaded as a file, anything else imported as a module);
 // `attncheck check --python TARGET` sets it for the plugin's process. The
 // interpreter is the one the bridge was built against (interpreter.h), started
-// when the host calls attncheck_plugin_v2(); the host's isolation is unchanged,
+// when the host calls attncheck_plugin_v3(); the host's isolation is unchanged,
 // so a crash inside an extension module is a no_crash failure of the function.
 //
 // The calling convention (pinned in docs/python.md; call_arrays.h, returned_arrays.h):
 //   fn(q, k, v, *, mask=None, causal="none", scale=None, **features) -> out
 // Declared features: MASK, CAUSAL and STRIDES always (NumPy arrays carry their
-// strides), the rest from fn.attncheck_features. With fn.attncheck_tensors =
-// "torch" the arrays arrive as torch.Tensors over the same memory.
+// strides), the rest from fn.attncheck_features (version 3's "packed" among them:
+// cu_seqlens_q/k, total_q/k as keywords, packed q, k, v as [total, heads, dim]);
+// promises from fn.attncheck_promises. With fn.attncheck_tensors = "torch" the
+// arrays arrive as torch.Tensors over the same memory.
 //
 // Answers: ATTNCHECK_OK when out (and lse) were written; ATTNCHECK_UNSUPPORTED
 // when the function raises NotImplementedError (its way to decline a dtype or a
@@ -29,6 +31,7 @@
 
 #include "attncheck/plugin.h"
 #include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 #include "common/v1_as_v2.h"
 #include "call_arrays.h"
 #include "interpreter.h"
@@ -41,7 +44,7 @@ using namespace pybridge;
 constexpr uint32_t kAlwaysDeclared = ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_STRIDES;
 
 Target g_target;
-std::string g_load_error;  // why attncheck_plugin_v2() returned NULL
+std::string g_load_error;  // why attncheck_plugin_v3() (or _v2, _v1) returned NULL
 
 void set_error(char* err, size_t err_len, const std::string& message) {
   if (err_len) std::snprintf(err, err_len, "%s", message.c_str());
@@ -97,8 +100,8 @@ std::string arguments_failed(size_t err_len) {
   return "the bridge could not build the arguments: " + take_exception_text(g_target, limit);
 }
 
-int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
-  const attncheck_call_v2& c = *call;
+int forward_v3(const attncheck_call_v3* call, char* err, size_t err_len) {
+  const attncheck_call_v3& c = *call;
   CallArguments a;
   if (!call_arguments(c, g_target.features, a)) {
     set_error(err, err_len, arguments_failed(err_len));
@@ -109,17 +112,40 @@ int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
 }
 
 // fn.attncheck_backward(q, k, v, out, dout, **keywords) -> (dq, dk, dv).
-int backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len) {
-  const attncheck_call_v2& c = *call;
+int backward_v3(const attncheck_call_v3* call, const attncheck_grad* grad, char* err, size_t err_len) {
+  const attncheck_call_v3& c = *call;
   const attncheck_grad& g = *grad;
+  // The gradients of packed calls are not bridged yet (nor sent by this
+  // attncheck): declined, never computed as if padded (docs/python.md).
+  if (c.cu_seqlens_q || c.cu_seqlens_k) {
+    set_error(err, err_len, "the Python bridge does not pass packed backward calls yet (docs/python.md)");
+    return ATTNCHECK_UNSUPPORTED;
+  }
   CallArguments a;
   if (!backward_arguments(c, g, g_target.features, a)) {
     set_error(err, err_len, arguments_failed(err_len));
     return 2;
   }
   return call_and_write(g_target.backward, a, err, err_len, [&](PyObject* result, std::string& error) {
-    return write_gradients(g_target, c, g, result, error);
+    return write_gradients(g_target, c.v2, g, result, error);
   });
+}
+
+// A v2 call is a v3 call with every added field neutral (plugin_v3.h).
+attncheck_call_v3 as_v3(const attncheck_call_v2& c) {
+  attncheck_call_v3 c3{};
+  c3.v2 = c;
+  return c3;
+}
+
+int forward_v2(const attncheck_call_v2* call, char* err, size_t err_len) {
+  const attncheck_call_v3 c3 = as_v3(*call);
+  return forward_v3(&c3, err, err_len);
+}
+
+int backward_v2(const attncheck_call_v2* call, const attncheck_grad* grad, char* err, size_t err_len) {
+  const attncheck_call_v3 c3 = as_v3(*call);
+  return backward_v3(&c3, grad, err, err_len);
 }
 
 // A v1 call is a dense v2 call with every other field neutral.
@@ -130,25 +156,38 @@ int forward_v1(const attncheck_call* c1, char* err, size_t err_len) {
 
 attncheck_impl g_impl_v1;
 attncheck_impl_v2 g_impl_v2;
+attncheck_impl_v3 g_impl_v3;
 
 }  // namespace
 
+// Version 3, what the checker uses: the function's features of both versions
+// and its promises (bridge_runtime.py refuses names it does not know, and
+// deterministic_backward without a backward).
+extern "C" __attribute__((visibility("default"))) const attncheck_impl_v3* attncheck_plugin_v3(void) {
+  if (!loaded()) return nullptr;
+  g_impl_v3 = {ATTNCHECK_ABI_VERSION_3, kAlwaysDeclared | g_target.features, 0, 0, g_target.promises,
+               g_target.name.c_str(), forward_v3, g_target.backward ? backward_v3 : nullptr};
+  return &g_impl_v3;
+}
+
+// Version 2: the same function, its version-2 features only (a v2 host knows no more).
 extern "C" __attribute__((visibility("default"))) const attncheck_impl_v2* attncheck_plugin_v2(void) {
   if (!loaded()) return nullptr;
   // A backward only when the function provides one (fn.attncheck_backward).
-  g_impl_v2 = {ATTNCHECK_ABI_VERSION_2, kAlwaysDeclared | g_target.features, g_target.name.c_str(), forward_v2,
-               g_target.backward ? backward_v2 : nullptr};
+  constexpr unsigned kV2Bits = (1u << 11) - 1;
+  g_impl_v2 = {ATTNCHECK_ABI_VERSION_2, (kAlwaysDeclared | g_target.features) & kV2Bits, g_target.name.c_str(),
+               forward_v2, g_target.backward ? backward_v2 : nullptr};
   return &g_impl_v2;
 }
 
-// Version 1: the same function through a dense call (the checker prefers v2).
+// Version 1: the same function through a dense call (the checker prefers v3).
 extern "C" __attribute__((visibility("default"))) const attncheck_impl* attncheck_plugin_v1(void) {
   if (!loaded()) return nullptr;
   g_impl_v1 = {ATTNCHECK_ABI_VERSION, g_target.name.c_str(), forward_v1};
   return &g_impl_v1;
 }
 
-// Why attncheck_plugin_v2() (or _v1) returned NULL: read by attncheck's host
+// Why attncheck_plugin_v3() (or _v2, _v1) returned NULL: read by attncheck's host
 // (src/host/host_child.cpp) for the message of the refused load.
 extern "C" __attribute__((visibility("default"))) const char* attncheck_plugin_load_error(void) {
   return g_load_error.c_str();

@@ -62,30 +62,44 @@ void store(attncheck_dtype t, void* base, int64_t at, Src x) {
   }
 }
 
-// A dense [batch][heads][rows][cols] source into `dst` through its strides: only
-// the live rows r < lens[b] (all rows without lens). Padding rows and the views'
-// gaps are not the function's to write (plugin_v2.h).
+// Where one side's rows live (plugin_v3.h, "Slots"): sequence b's slot starts
+// at row cu[b] of a packed [total][heads][cols] tensor (cu set), or at row 0 of
+// batch entry b of a padded [batch][heads][rows][cols] one; its live rows are
+// the first lens[b] (lens set), else the whole slot.
+struct Slots {
+  int64_t batch, heads, rows, cols;
+  const int32_t* lens = nullptr;
+  const int32_t* cu = nullptr;  // packed when set
+  int64_t first(int64_t b) const { return cu ? cu[b] : 0; }
+  int64_t live(int64_t b) const { return lens ? lens[b] : cu ? cu[b + 1] - cu[b] : rows; }
+  // Element (b, h, row) of the dense source, in elements.
+  int64_t source_at(int64_t b, int64_t h, int64_t row) const {
+    return cu ? (row * heads + h) * cols : ((b * heads + h) * rows + row) * cols;
+  }
+};
+
+// The dense source into `dst` through its strides: only the live rows of each
+// slot. Padding rows, packed slack and the views' gaps are not the function's
+// to write (plugin_v2.h, plugin_v3.h). A packed view's stride[0] is 0.
 template <class Src>
-void write_rows(attncheck_dtype t, const attncheck_out_view& dst, const Src* src, int64_t batch, int64_t heads,
-                int64_t rows, int64_t cols, const int32_t* lens) {
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t live = lens ? lens[b] : rows;
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < live; ++i) {
-        const Src* row = src + ((b * heads + h) * rows + i) * cols;
+void write_rows(attncheck_dtype t, const attncheck_out_view& dst, const Src* src, const Slots& s) {
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int64_t first = s.first(b), live = s.live(b);
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t i = first; i < first + live; ++i) {
+        const Src* row = src + s.source_at(b, h, i);
         const int64_t at = b * dst.stride[0] + h * dst.stride[1] + i * dst.stride[2];
-        for (int64_t j = 0; j < cols; ++j) store(t, dst.data, at + j, row[j]);
+        for (int64_t j = 0; j < s.cols; ++j) store(t, dst.data, at + j, row[j]);
       }
   }
 }
 
-void write_rows(attncheck_dtype t, const attncheck_out_view& dst, PyObject* array, int64_t batch, int64_t heads,
-                int64_t rows, int64_t cols, const int32_t* lens) {
+void write_rows(attncheck_dtype t, const attncheck_out_view& dst, PyObject* array, const Slots& s) {
   const void* data = PyArray_DATA(reinterpret_cast<PyArrayObject*>(array));
   if (t == ATTNCHECK_F64)
-    write_rows(t, dst, static_cast<const double*>(data), batch, heads, rows, cols, lens);
+    write_rows(t, dst, static_cast<const double*>(data), s);
   else
-    write_rows(t, dst, static_cast<const float*>(data), batch, heads, rows, cols, lens);
+    write_rows(t, dst, static_cast<const float*>(data), s);
 }
 
 // NumPy's type the returned arrays are converted to: float64 for f64 calls, else
@@ -94,7 +108,8 @@ int conversion_type(attncheck_dtype t) { return t == ATTNCHECK_F64 ? NPY_FLOAT64
 
 }  // namespace
 
-int write_result(const Target& t, const attncheck_call_v2& c, PyObject* result, std::string& error) {
+int write_result(const Target& t, const attncheck_call_v3& c3, PyObject* result, std::string& error) {
+  const attncheck_call_v2& c = c3.v2;
   PyObject* out = result;
   PyObject* lse = nullptr;
   if (t.features & ATTNCHECK_FEATURE_LSE) {
@@ -108,8 +123,11 @@ int write_result(const Target& t, const attncheck_call_v2& c, PyObject* result, 
     lse = PyTuple_GET_ITEM(result, 1);
   }
   const int type = conversion_type(c.dtype);
-  Ref o = checked(t, "the function", out, "out", {c.batch, c.heads, c.q_len, c.value_dim},
-                  "[batch, heads, q_len, value_dim]", type, error);
+  const Slots q_slots{c.batch, c.heads, c.q_len, c.value_dim, c.q_lens, c3.cu_seqlens_q};
+  Ref o = c3.cu_seqlens_q ? checked(t, "the function", out, "out", {c3.total_q, c.heads, c.value_dim},
+                                    "[total_q, heads, value_dim] (q is packed)", type, error)
+                          : checked(t, "the function", out, "out", {c.batch, c.heads, c.q_len, c.value_dim},
+                                    "[batch, heads, q_len, value_dim]", type, error);
   if (!o) return 2;
   Ref l;
   if (lse) {
@@ -117,11 +135,12 @@ int write_result(const Target& t, const attncheck_call_v2& c, PyObject* result, 
                 error);
     if (!l) return 2;
   }
-  write_rows(c.dtype, c.out, o.get(), c.batch, c.heads, c.q_len, c.value_dim, c.q_lens);
+  write_rows(c.dtype, c.out, o.get(), q_slots);
   if (l && c.lse) {
+    // lse keeps version 2's dense [batch, heads, q_len], packed q or not: row i of sequence b.
     const float* src = static_cast<const float*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(l.get())));
     for (int64_t b = 0; b < c.batch; ++b) {
-      const int64_t rows = c.q_lens ? c.q_lens[b] : c.q_len;
+      const int64_t rows = q_slots.live(b);
       for (int64_t h = 0; h < c.heads; ++h)
         for (int64_t i = 0; i < rows; ++i) {
           const int64_t at = (b * c.heads + h) * c.q_len + i;
@@ -151,9 +170,9 @@ int write_gradients(const Target& t, const attncheck_call_v2& c, const attncheck
   Ref dv = checked(t, "the backward", PyTuple_GET_ITEM(result, 2), "dv", {c.batch, c.kv_heads, c.kv_len, c.value_dim},
                    "[batch, kv_heads, kv_len, value_dim]", type, error);
   if (!dv) return 2;
-  write_rows(c.dtype, g.dq, dq.get(), c.batch, c.heads, c.q_len, c.head_dim, c.q_lens);
-  write_rows(c.dtype, g.dk, dk.get(), c.batch, c.kv_heads, c.kv_len, c.head_dim, c.kv_lens);
-  write_rows(c.dtype, g.dv, dv.get(), c.batch, c.kv_heads, c.kv_len, c.value_dim, c.kv_lens);
+  write_rows(c.dtype, g.dq, dq.get(), Slots{c.batch, c.heads, c.q_len, c.head_dim, c.q_lens});
+  write_rows(c.dtype, g.dk, dk.get(), Slots{c.batch, c.kv_heads, c.kv_len, c.head_dim, c.kv_lens});
+  write_rows(c.dtype, g.dv, dv.get(), Slots{c.batch, c.kv_heads, c.kv_len, c.value_dim, c.kv_lens});
   return ATTNCHECK_OK;
 }
 

@@ -51,6 +51,8 @@ GRAD_LAWS = ["grad_matches_oracle", "grad_key_shift_zero", "grad_values_sum", "g
 ONLY_GRAD = [a for law in GRAD_LAWS for a in ("--law", law)]
 NO_GRAD = [a for law in GRAD_LAWS for a in ("--skip-law", law)]
 GRAD_RUN = ["--cases", "20", "--min-judged", "10"]
+# ABI v3's packed laws (src/laws/), for a function that declares "packed".
+PACKED_LAWS = ["packed_equals_padded", "slack_inert_and_untouched", "empty_sequences"]
 
 
 if scenario == "numpy-reference-passes":
@@ -214,6 +216,34 @@ elif scenario == "pythonpath-cannot-shadow":
                         "--law", "matches_oracle", "--seed", "5"], capture_output=True, text=True, env=env,
                        timeout=300)
     expect(p.returncode == 0, "PATH, PYTHONHOME and PYTHONPATH do not change the interpreter", p.stdout + p.stderr)
+elif scenario == "packed-passes":
+    # ABI v3 through the bridge: "packed" declared, cu_seqlens_q/k and total_q/k as
+    # keywords, packed q and k as [total, heads, dim] (the fixture raises otherwise), and
+    # the declared promises judged bit for bit.
+    laws = PACKED_LAWS + ["matches_oracle", "promised_deterministic_forward", "promised_batch_invariance"]
+    rc, got, out = run(fixture("packed.py:varlen_attention"), "--seed", "5", "--cases", "30", "--min-judged", "10",
+                       *[a for law in laws for a in ("--law", law)])
+    expect(rc == 0, "a correct NumPy varlen attention passes the packed and promised laws", out)
+    for law in laws:
+        expect(got[law]["status"] == "pass" and got[law]["judged"] >= 10, f"{law} judged >= 10 cases: {got[law]}", out)
+elif scenario == "packed-fault":
+    # The same, reading a packed key slot whole when kv_lens says fewer keys are live.
+    rc, got, out = run(fixture("packed.py:varlen_ignores_kv_lens"), "--seed", "5", "--cases", "30",
+                       "--min-judged", "10", "--law", "matches_oracle", *[a for law in PACKED_LAWS for a in ("--law", law)])
+    expect(rc == 1 and got["matches_oracle"]["status"] == "pass", "padded keys are right", out)
+    for law in PACKED_LAWS:
+        expect(got[law]["status"] == "fail", f"{law} fails", out)
+elif scenario == "promises":
+    rc, got, out = run(fixture("promises.py:drifts"), "--seed", "5", "--cases", "30", "--min-judged", "10",
+                       "--dtype", "f32,f64", "--law", "matches_oracle", "--law", "promised_deterministic_forward")
+    expect(rc == 1 and got["promised_deterministic_forward"]["status"] == "fail"
+           and got["matches_oracle"]["status"] == "pass", "a broken promise fails its law, and only it", out)
+    for target, words in (("promises.py:no_backward", ["attncheck_promises names 'deterministic_backward'",
+                                                       "no attncheck_backward"]),
+                          ("promises.py:unknown_promise", ["attncheck_promises names ['bounded_error']",
+                                                           "'batch_invariant', 'deterministic', 'deterministic_backward'"])):
+        rc, got, out = run(fixture(target), "--law", "matches_oracle")
+        expect(rc == 2 and all(w in out for w in words), f"{target}: exit 2 with {words}", out)
 else:
     print(f"unknown scenario {scenario}")
     sys.exit(2)
