@@ -10,6 +10,7 @@
 
 #include "gen/feature_draws.h"
 #include "gen/packed_draws.h"
+#include "gen/paged_draws.h"
 #include "gen/value_draws.h"
 
 namespace attncheck::gen {
@@ -320,8 +321,10 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p) {
     draw_dout(o, r, p);
     if (want(ATTNCHECK_FEATURE_STRIDES, 0.45)) draw_gradient_layouts(r, p.layouts);
   }
-  // ABI v3's packing, after everything (forward problems only: packed
-  // gradients are not laid out yet); nothing drawn without kPackedFeature.
+  // ABI v3's paging, then its packing, after everything (forward problems
+  // only: backward is never called for paged calls, packed gradients are not
+  // laid out yet); nothing drawn without kPagedFeature (kPackedFeature).
+  if (!p.is_backward() && want(kPagedFeature, 0.5)) draw_paging(r, p);
   if (!p.is_backward() && want(kPackedFeature, 0.5)) draw_packing(r, p);
 }
 

@@ -397,9 +397,10 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
   if (p.has_mask() && p.mask.size() <= 64)
     for (std::size_t i = 0; i < p.mask.size(); ++i)
       if (!p.mask[i]) { Problem c = p; c.mask[i] = 1; out.push_back(std::move(c)); }
-  // A packed case: the v2 shrinks know nothing of slots (a length grown past
-  // its slot); those candidates are dropped, the packing's own kept.
-  if (p.packed())
+  // A packed or paged case: the v2 shrinks know nothing of slots (a length
+  // grown past its slot) or of aliased pages (one reader's key changed alone);
+  // those candidates are dropped, the packing's and paging's own kept.
+  if (p.packed() || p.paged())
     out.erase(std::remove_if(out.begin(), out.end(), [](const Problem& c) { return !c.inconsistency().empty(); }),
               out.end());
   return out;

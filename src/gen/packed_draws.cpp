@@ -31,7 +31,8 @@ std::vector<int32_t> prefix_sums(const std::vector<int64_t>& slots) {
 template <class C>
 void draw_packing(C& r, Problem& p) {
   const Shape& s = p.shape;
-  const int64_t sides = r.integer(0, 2);  // q only, keys only, both
+  // q only, keys only, both; q only when the keys are paged (one of the three storages).
+  const int64_t sides = p.paged() ? 0 : r.integer(0, 2);
   if (sides != 1) {
     p.cu_seqlens_q = draw_slots(r, p.q_lens, s.batch, s.q_len);
     p.total_q = std::max<int64_t>(1, p.cu_seqlens_q.back() + (r.chance(0.5) ? 0 : r.integer(1, 3)));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "call/call_layout.h"
+#include "gen/generators.h"
 #include "impls/in_process.h"
 #include "oracle/oracle.h"
 #include "problem/paging.h"
@@ -202,6 +203,80 @@ TEST(PagedCall, InconsistentPagingIsNeverSent) {
   const Outcome o = make_builtin("reference")->run(p);
   EXPECT_EQ(o.status, CallStatus::unsupported);
   EXPECT_EQ(o.message.rfind("not called: the checker built an inconsistent paged call", 0), 0u) << o.message;
+}
+
+// The generator pages only when PAGED is among the features, and then draws
+// every case paged (required), consistent, in every form the spec names:
+// pages of 1 and 256 keys, sequences shorter than one page, a page in two
+// rows and twice in one row, unread entries naming another sequence's page
+// or an unread page, unread pages, every poison.
+TEST(PagedDraws, PagedCasesComeInEveryForm) {
+  GenOptions o;
+  o.features = kAllFeatures | kPagedFeature | kPackedFeature;
+  o.required = kPagedFeature;
+  int one = 0, big = 0, short_seq = 0, across = 0, within = 0, unread_live = 0, unread_page = 0, packed_q = 0;
+  std::vector<int> poisons(kPagePoisonCodes);
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    const Problem p = sample_problem(o, seed, 30);
+    ASSERT_EQ(p.inconsistency(), "") << "seed " << seed;
+    ASSERT_TRUE(p.paged()) << "seed " << seed;
+    one += p.page_size == 1;
+    big += p.page_size == 256;
+    packed_q += p.packed_q();
+    ++poisons[static_cast<std::size_t>(p.page_poison)];
+    const std::vector<bool> live = live_slots(p);
+    std::vector<int64_t> row_of(static_cast<std::size_t>(p.num_pages), -1);
+    bool read[1024] = {};
+    for (int64_t b = 0; b < p.shape.batch; ++b) {
+      short_seq += p.kv_len_of(b) > 0 && p.kv_len_of(b) < p.page_size;
+      std::vector<int> seen(static_cast<std::size_t>(p.num_pages));
+      for (int64_t e = 0; e < p.pages_used_by(b); ++e) {
+        const int32_t g = p.block_table[static_cast<std::size_t>(b * p.max_pages_per_seq + e)];
+        within += ++seen[static_cast<std::size_t>(g)] == 2;
+        across += row_of[static_cast<std::size_t>(g)] >= 0 && row_of[static_cast<std::size_t>(g)] != b;
+        row_of[static_cast<std::size_t>(g)] = b;
+        if (g < 1024) read[g] = true;
+      }
+    }
+    for (int64_t b = 0; b < p.shape.batch; ++b)
+      for (int64_t e = p.pages_used_by(b); e < p.max_pages_per_seq; ++e) {
+        const int32_t g = p.block_table[static_cast<std::size_t>(b * p.max_pages_per_seq + e)];
+        unread_live += g < 1024 && read[g];
+        unread_page += g < 1024 && !read[g];
+      }
+    EXPECT_EQ(live.size(), static_cast<std::size_t>(p.num_pages * p.page_size));
+  }
+  EXPECT_GT(one, 10);
+  EXPECT_GT(big, 10);
+  EXPECT_GT(short_seq, 30);
+  EXPECT_GT(across, 10);
+  EXPECT_GT(within, 5);
+  EXPECT_GT(unread_live, 10);
+  EXPECT_GT(unread_page, 10);
+  EXPECT_GT(packed_q, 10);
+  for (int n : poisons) EXPECT_GT(n, 20);
+  o.features = kAllFeatures | kPackedFeature;
+  o.required = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) EXPECT_FALSE(sample_problem(o, seed, 30).paged()) << seed;
+}
+
+// Shrinking offers the case unpaged (the same keys padded) and with plainer
+// pages, and every candidate of a paged case is consistent.
+TEST(PagedDraws, ShrinkingGoesTowardUnpagedAndStaysConsistent) {
+  GenOptions o;
+  o.features = kAllFeatures | kPagedFeature;
+  o.required = kPagedFeature;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Problem p = sample_problem(o, seed, 30);
+    bool unpaged_offered = false, smaller_page = false;
+    for (const Problem& c : shrink_problem(p, o)) {
+      ASSERT_EQ(c.inconsistency(), "") << "seed " << seed << ": " << c.header();
+      unpaged_offered = unpaged_offered || c == unpaged(p);  // by the bits: padding keys may be NaN
+      smaller_page = smaller_page || (c.paged() && c.page_size < p.page_size);
+    }
+    EXPECT_TRUE(unpaged_offered) << "seed " << seed;
+    EXPECT_EQ(smaller_page, p.page_size > 1) << "seed " << seed;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Builtins, PagedReferences, ::testing::Values("reference", "naive", "online"));

@@ -1,0 +1,79 @@
+#include "gen/paged_draws.h"
+
+#include <algorithm>
+
+#include "problem/paging.h"
+
+namespace attncheck::gen {
+
+namespace {
+
+// Every live key of an aliased slot made the first reader's (k and v, every kv head).
+void share_aliased_values(Problem& p) {
+  const Shape& s = p.shape;
+  const int64_t kvh = s.kv_head_count();
+  std::vector<int64_t> owner(static_cast<std::size_t>(p.num_pages * p.page_size), -1);  // b * kv_len + j
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t j = 0; j < p.kv_len_of(b); ++j) {
+      int64_t& first = owner[static_cast<std::size_t>(p.page_of(b, j) * p.page_size + j % p.page_size)];
+      if (first < 0) { first = b * s.kv_len + j; continue; }
+      const int64_t b0 = first / s.kv_len, j0 = first % s.kv_len;
+      for (int64_t h = 0; h < kvh; ++h) {
+        for (int64_t d = 0; d < s.head_dim; ++d) p.k[p.k_at(b * kvh + h, j, d)] = p.k[p.k_at(b0 * kvh + h, j0, d)];
+        for (int64_t c = 0; c < s.value_dim; ++c) p.v[p.v_at(b * kvh + h, j, c)] = p.v[p.v_at(b0 * kvh + h, j0, c)];
+      }
+    }
+}
+
+}  // namespace
+
+template <class C>
+void draw_paging(C& r, Problem& p) {
+  static constexpr int64_t kPageSizes[] = {1, 2, 3, 4, 5, 16, 64, 128, 256};
+  const Shape& s = p.shape;
+  const int64_t ps = kPageSizes[r.integer(0, std::size(kPageSizes) - 1)];
+  p.page_size = ps;
+  p.max_pages_per_seq = (s.kv_len + ps - 1) / ps + r.integer(0, 2);
+  // The pages each sequence reads: fresh ones in order, about one in five an
+  // alias of a page already given out (to this row or an earlier one).
+  std::vector<int32_t> given;
+  int32_t fresh = 0;
+  p.block_table.assign(static_cast<std::size_t>(s.batch * p.max_pages_per_seq), -1);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t e = 0; e < (p.kv_len_of(b) + ps - 1) / ps; ++e) {
+      const int32_t page = !given.empty() && r.chance(0.2)
+                               ? given[static_cast<std::size_t>(r.integer(0, static_cast<int64_t>(given.size()) - 1))]
+                               : fresh++;
+      given.push_back(page);
+      p.block_table[static_cast<std::size_t>(b * p.max_pages_per_seq + e)] = page;
+    }
+  p.num_pages = std::max<int64_t>(1, fresh + r.integer(0, 2));  // pages no sequence reads
+  // The pool's order: a random permutation of the page numbers.
+  std::vector<int32_t> perm(static_cast<std::size_t>(p.num_pages));
+  for (std::size_t g = 0; g < perm.size(); ++g) perm[g] = static_cast<int32_t>(g);
+  for (std::size_t g = perm.size(); g > 1; --g)
+    std::swap(perm[g - 1], perm[static_cast<std::size_t>(r.integer(0, static_cast<int64_t>(g) - 1))]);
+  for (int32_t& e : p.block_table)  // entries past a sequence's pages: any page
+    e = e < 0 ? static_cast<int32_t>(r.integer(0, p.num_pages - 1)) : perm[static_cast<std::size_t>(e)];
+  p.page_poison = r.integer(0, kPagePoisonCodes - 1);
+  p.layouts.k = p.layouts.v = TensorLayout{};
+  share_aliased_values(p);
+}
+
+template void draw_paging(RandomChoices&, Problem&);
+template void draw_paging(ByteChoices&, Problem&);
+
+void shrink_paging(const Problem& p, std::vector<Problem>& out) {
+  if (!p.paged()) return;
+  out.push_back(unpaged(p));
+  if (p.page_size > 1) out.push_back(paged_plainly(p, 1));
+  const Problem plain = paged_plainly(p, p.page_size);
+  if (!(plain == p)) out.push_back(plain);
+  if (p.page_poison != kPagePoisonNaN) {
+    Problem c = p;
+    c.page_poison = kPagePoisonNaN;
+    out.push_back(std::move(c));
+  }
+}
+
+}  // namespace attncheck::gen
