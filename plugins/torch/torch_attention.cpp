@@ -1,7 +1,25 @@
 // libtorch_attention: libtorch 1.13's scaled dot-product attention behind the
-// pinned plugin ABI, version 2 (attncheck/plugin_v2.h) and version 1
+// pinned plugin ABI, version 3 (attncheck/plugin_v3.h), 2 (plugin_v2.h) and 1
 // (attncheck/plugin.h), so that attncheck checks a real third-party implementation
 // rather than one of ours.
+//
+// Version 3 adds nothing 1.13 can compute but two promises (docs/torch-findings.md,
+// "ABI version 3"). No feature: 1.13's SDPA takes no cu_seqlens (varlen attention is
+// FlashAttention's CUDA kernel, _flash_scaled_dot_product_attention, CUDA only), no
+// block table, no K/V format (no float8 dtype before 2.1; its quantized tensors do not
+// reach SDPA), no per-(batch, head) slopes, no separate V view or stride-0 expansion of
+// its own; unpacking or gathering in the adapter would be the adapter's arithmetic, as
+// GQA would be (below). Promised, and measured before it was:
+//   DETERMINISTIC, DETERMINISTIC_BACKWARD   with the adapter's one intra-op thread
+//             the CPU math path gives bit-identical out and gradients when only the
+//             buffers' addresses and the bytes that must not matter change
+//             (promised_deterministic_forward and _backward, seeds 1 to 21, 3,900
+//             cases each, f32, f64, bf16).
+// Not promised: BATCH_INVARIANT. A sequence's output depends on the batch around it
+// by up to 3 ulp in f32 and f64 (1 in bf16): promised_batch_invariance failed at
+// every seed tried when a trial build declared it.
+// Every added field of a call is then neutral; a call that is not is answered 2
+// naming the field, never computed as if it were.
 //
 // Version 2 declares only what libtorch 1.13 does itself (features below):
 //   STRIDES   q, k, v are from_blob views with the call's sizes and strides (any
@@ -90,6 +108,7 @@
 #include <vector>
 
 #include "attncheck/plugin_v2.h"
+#include "attncheck/plugin_v3.h"
 #include "common/v1_as_v2.h"
 #include "sdpa_call.h"
 #include "torch_backward.h"
@@ -140,11 +159,47 @@ int forward_v1(const attncheck_call* c1, char* err, size_t err_len) {
   return forward_v2(&c, err, err_len);
 }
 
+// The version-3 field of `c` that is not neutral, or nullptr: this adapter
+// declares no version-3 feature, so the checker sends none.
+const char* v3_field_in_use(const attncheck_call_v3& c) {
+  if (c.cu_seqlens_q || c.cu_seqlens_k || c.total_q || c.total_k) return "cu_seqlens_q/k, total_q/k (PACKED)";
+  if (c.block_table || c.max_pages_per_seq || c.num_pages || c.page_size) return "block_table (PAGED)";
+  if (c.k_format != ATTNCHECK_KV_DTYPE || c.v_format != ATTNCHECK_KV_DTYPE || c.k_scale.data || c.v_scale.data)
+    return "k_format/v_format, k_scale/v_scale (KV_FORMATS)";
+  if (c.alibi_batch_stride) return "alibi_batch_stride (ALIBI_BATCH)";
+  return nullptr;
+}
+
+int refuse_v3_field(const char* field, char* err, size_t err_len) {
+  set_error(err, err_len, std::string(field) + " is not neutral, but the libtorch adapter declares no version-3 feature");
+  return 2;
+}
+
+int forward_v3(const attncheck_call_v3* call, char* err, size_t err_len) {
+  if (const char* field = v3_field_in_use(*call)) return refuse_v3_field(field, err, err_len);
+  return forward_v2(&call->v2, err, err_len);
+}
+
+int backward_v3(const attncheck_call_v3* call, const attncheck_grad* grad, char* err, size_t err_len) {
+  if (const char* field = v3_field_in_use(*call)) return refuse_v3_field(field, err, err_len);
+  return backward_v2(&call->v2, grad, err, err_len);
+}
+
 const attncheck_impl kImplV1 = {ATTNCHECK_ABI_VERSION, "libtorch-sdpa-1.13", forward_v1};
 const attncheck_impl_v2 kImplV2 = {ATTNCHECK_ABI_VERSION_2, kFeatures, "libtorch-sdpa-1.13", forward_v2,
                                    backward_v2};
+// Version 2's features, no format or numerics bit, the two determinism promises.
+const attncheck_impl_v3 kImplV3 = {ATTNCHECK_ABI_VERSION_3,
+                                   kFeatures,
+                                   0,
+                                   0,
+                                   ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD,
+                                   "libtorch-sdpa-1.13",
+                                   forward_v3,
+                                   backward_v3};
 
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const attncheck_impl* attncheck_plugin_v1(void) { return &kImplV1; }
 extern "C" __attribute__((visibility("default"))) const attncheck_impl_v2* attncheck_plugin_v2(void) { return &kImplV2; }
+extern "C" __attribute__((visibility("default"))) const attncheck_impl_v3* attncheck_plugin_v3(void) { return &kImplV3; }

@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "attncheck/plugin_v3.h"
 #include "v2_test_plugin.h"
 
 namespace {
@@ -138,6 +139,60 @@ TEST_F(TorchV2, TheV1EntryGivesTheDenseV2Answer) {
       ASSERT_EQ(plugin().v1->forward(&c1, err, sizeof err), ATTNCHECK_OK) << err;
       EXPECT_EQ(out1, e.out.bytes) << name_of(t) << " causal " << causal;
     }
+}
+
+// Version 3 (docs/torch-findings.md, "ABI version 3"): version 2's features and
+// nothing of version 3's (1.13 has no varlen, paged or fp8 attention on CPU), the two
+// determinism promises (measured), not batch invariance (measured failing).
+const attncheck_impl_v3* torch_v3() {
+  using Entry = const attncheck_impl_v3* (*)();
+  const auto entry = reinterpret_cast<Entry>(dlsym(plugin().handle, "attncheck_plugin_v3"));
+  return entry ? entry() : nullptr;
+}
+
+TEST_F(TorchV2, Version3DeclaresTheDeterminismPromisesAndNoV3Feature) {
+  const attncheck_impl_v3* v3 = torch_v3();
+  ASSERT_NE(v3, nullptr);
+  EXPECT_EQ(v3->abi_version, ATTNCHECK_ABI_VERSION_3);
+  EXPECT_EQ(v3->features, plugin().v2->features);
+  EXPECT_EQ(v3->kv_formats, 0u);
+  EXPECT_EQ(v3->numerics, 0u);
+  EXPECT_EQ(v3->promises, ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD);
+  EXPECT_NE(v3->backward, nullptr);
+  EXPECT_STREQ(v3->name, plugin().v2->name);
+}
+
+// The v3 entry on a call whose added fields are neutral is the v2 computation; a
+// call with a version-3 field in use is refused by name, never computed as padded.
+const attncheck_impl_v3* g_v3_under_test = nullptr;
+int v3_entry_on_v2_call(const attncheck_call_v2* c, char* err, size_t n) {
+  attncheck_call_v3 c3{};
+  c3.v2 = *c;
+  return g_v3_under_test->forward(&c3, err, n);
+}
+
+TEST_F(TorchV2, TheV3EntryComputesNeutralCallsAndRefusesTheRest) {
+  g_v3_under_test = torch_v3();
+  ASSERT_NE(g_v3_under_test, nullptr);
+  attncheck_impl_v2 through_v3 = *plugin().v2;
+  through_v3.forward = v3_entry_on_v2_call;
+  for (attncheck_dtype t : kDtypes) {
+    Case c = shaped(t, 2, 2, 2, 3, 4, 3, 2);
+    c.causal = ATTNCHECK_CAUSAL_BOTTOM_RIGHT;
+    Encoded e;
+    EXPECT_EQ(run_on(through_v3, c, e, slack(t)), "") << name_of(t);
+  }
+  const int32_t cu[2] = {0, 3};
+  attncheck_call_v3 packed{};
+  packed.cu_seqlens_q = cu;
+  packed.total_q = 3;
+  char err[256] = "";
+  EXPECT_EQ(g_v3_under_test->forward(&packed, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("cu_seqlens_q/k, total_q/k (PACKED) is not neutral"), std::string::npos) << err;
+  attncheck_call_v3 q8{};
+  q8.k_format = ATTNCHECK_KV_Q8_0;
+  EXPECT_EQ(g_v3_under_test->forward(&q8, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("KV_FORMATS"), std::string::npos) << err;
 }
 
 }  // namespace
