@@ -34,19 +34,27 @@ void draw_paging(C& r, Problem& p) {
   const int64_t ps = kPageSizes[r.integer(0, std::size(kPageSizes) - 1)];
   p.page_size = ps;
   p.max_pages_per_seq = (s.kv_len + ps - 1) / ps + r.integer(0, 2);
-  // The pages each sequence reads: fresh ones in order, about one in five an
-  // alias of a page already given out (to this row or an earlier one).
-  std::vector<int32_t> given;
+  // The pages each sequence reads: fresh ones in order, about three in ten an
+  // alias of a page already given out (to this row or an earlier one), 60%
+  // of those an earlier row's last page, often partly filled (beam search and
+  // forks share a sequence's partial last block copy-on-write).
+  std::vector<int32_t> given, last_given;
   int32_t fresh = 0;
   p.block_table.assign(static_cast<std::size_t>(s.batch * p.max_pages_per_seq), -1);
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t e = 0; e < (p.kv_len_of(b) + ps - 1) / ps; ++e) {
-      const int32_t page = !given.empty() && r.chance(0.2)
-                               ? given[static_cast<std::size_t>(r.integer(0, static_cast<int64_t>(given.size()) - 1))]
-                               : fresh++;
+  auto any_of = [&](const std::vector<int32_t>& pages) {
+    return pages[static_cast<std::size_t>(r.integer(0, static_cast<int64_t>(pages.size()) - 1))];
+  };
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int64_t used = (p.kv_len_of(b) + ps - 1) / ps;
+    for (int64_t e = 0; e < used; ++e) {
+      int32_t page = fresh;
+      if (!given.empty() && r.chance(0.3)) page = !last_given.empty() && r.chance(0.6) ? any_of(last_given) : any_of(given);
+      if (page == fresh) ++fresh;
       given.push_back(page);
       p.block_table[static_cast<std::size_t>(b * p.max_pages_per_seq + e)] = page;
     }
+    if (used > 0) last_given.push_back(given.back());
+  }
   p.num_pages = std::max<int64_t>(1, fresh + r.integer(0, 2));  // pages no sequence reads
   // The pool's order: a random permutation of the page numbers.
   std::vector<int32_t> perm(static_cast<std::size_t>(p.num_pages));

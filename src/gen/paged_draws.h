@@ -3,7 +3,7 @@
 // declares PAGED and a law whose features name it, a forward problem's keys
 // are paged with a page size from {1, 2, 3, 4, 5, 16, 64, 128, 256} (so a
 // sequence is often shorter than one page), its pages numbered in a random
-// permutation, about one page in five aliased (a page already given to this
+// permutation, about three pages in ten aliased (a page already given to this
 // or another sequence's row: one page twice in a row, or in several rows),
 // 0 to 2 more table entries than kv_len needs and 0 to 2 pages no sequence
 // reads; each entry past a sequence's ceil(Lk / page_size) names any page

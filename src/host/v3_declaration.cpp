@@ -100,10 +100,14 @@ constexpr uint32_t kV3JudgedPromises =
 
 std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   std::vector<std::string> out;
-  // PACKED is judged, forward calls (packed_equals_padded,
-  // slack_inert_and_untouched, empty_sequences, in the default catalogue).
+  // PACKED and PAGED are judged, forward calls (packed_equals_padded,
+  // slack_inert_and_untouched, empty_sequences; paged_equals_contiguous,
+  // page_permutation_bit_identical, page_size_independence,
+  // dead_bytes_inert, aliases_equal_copies, matches_oracle: in the default
+  // catalogue).
+  constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED;
   for (const V3DeclBitName& f : kV3FeatureNames)
-    if ((d.features & f.bit) && f.bit != ATTNCHECK_FEATURE_PACKED) out.push_back(std::string("feature ") + f.name);
+    if ((d.features & f.bit) && !(f.bit & kJudgedFeatures)) out.push_back(std::string("feature ") + f.name);
   for (const V3DeclBitName& f : kV3KvFormatNames)
     if (v3_offered_formats(d) & f.bit) out.push_back(std::string("K/V format ") + f.name);
   for (const V3DeclBitName& n : kV3NumericsNames)

@@ -2,6 +2,7 @@
 
 #include "impls/kernels.h"
 #include "impls/zoo/packed_members.h"
+#include "impls/zoo/paged_members.h"
 #include "impls/zoo/promise_members.h"
 #include "problem/problem.h"
 
@@ -49,6 +50,14 @@ BuiltinInfo packed_member(BuiltinInfo row) {
   row.forward = reference_forward;
   row.forward_v2 = reference_forward_v2;
   row.features = kAllFeatures | kPackedFeature;
+  return row;
+}
+
+// A zoo member of ABI v3's paged keys: reference's entries (correct) but its
+// v3 forward, with every v2 feature, PACKED and PAGED.
+BuiltinInfo paged_member(BuiltinInfo row) {
+  row = packed_member(row);
+  row.features = kAllFeatures | kPackedFeature | kPagedFeature;
   return row;
 }
 
@@ -251,6 +260,29 @@ const std::vector<BuiltinInfo>& builtins() {
                                     "ignored for cu_seqlens_k calls",
                      .forward_v3 = packed_kv_lens_ignored_forward_v3,
                      .pinned_laws = {"slack_inert_and_untouched", "packed_equals_padded", "empty_sequences"}}),
+
+      // ABI v3's paged keys: reference's paged forward with one fault of a
+      // paged kernel each, right on unpaged calls (no fault model reads a
+      // paged call yet: undiagnosed, diagnose_v2_test says why).
+      paged_member({.name = "paged_short_sequence_zeros",
+                    .description = "a paged sequence shorter than one page comes back as zeros (out 0, lse -inf): "
+                                   "flashinfer#725",
+                    .forward_v3 = paged_short_sequence_zeros_forward_v3,
+                    .pinned_laws = {"paged_equals_contiguous", "page_size_independence"}}),
+      paged_member({.name = "paged_last_page_unmasked",
+                    .description = "reads each sequence's last page whole: keys past Lk in it (dead slots) attended",
+                    .forward_v3 = paged_last_page_unmasked_forward_v3,
+                    .pinned_laws = {"dead_bytes_inert"}}),
+      paged_member({.name = "paged_path_by_page_number",
+                    .description = "sums in naive's order when the first page's number is odd, reference's else: the "
+                                   "last bits follow where pages lie (pytorch#182593)",
+                    .forward_v3 = paged_path_by_page_number_forward_v3,
+                    .pinned_laws = {"page_permutation_bit_identical"}}),
+      paged_member({.name = "paged_alias_first_reader_length",
+                    .description = "a page's valid slots counted from its first reader: a later reader of an aliased "
+                                   "page reads zeros past them",
+                    .forward_v3 = paged_alias_first_reader_length_forward_v3,
+                    .pinned_laws = {"aliases_equal_copies"}}),
 
       // The backward zoo (issue #15): reference's forward, reference's backward
       // with one fault, each by the gradient law its fault breaks on almost

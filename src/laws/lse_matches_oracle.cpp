@@ -19,7 +19,7 @@ Law law_lse_matches_oracle() {
   Law law;
   law.name = "lse_matches_oracle";
   law.statement = "the returned log-sum-exp is within the derived error bound of the oracle's";
-  law.features = kAllFeatures;
+  law.features = kAllFeatures | kPagedFeature;  // paged keys too (ABI v3)
   law.required = ATTNCHECK_FEATURE_LSE;
   law.check = [](Implementation& impl, const Problem& p) {
     if (!p.lse_requested) return Verdict::not_applicable("the call asks for no lse");

@@ -52,6 +52,12 @@ Law law_softcap_bounds_weights();
 Law law_sink_equals_extra_key();
 Law law_bias_row_shift_invariance();
 Law law_lse_matches_oracle();
+// ABI v3's paged keys (forward).
+Law law_paged_equals_contiguous();
+Law law_page_permutation_bit_identical();
+Law law_page_size_independence();
+Law law_dead_bytes_inert();
+Law law_aliases_equal_copies();
 Law law_split_consistency();
 // Gradients (backward problems; skipped for an implementation without backward).
 Law law_grad_matches_oracle();
@@ -107,6 +113,11 @@ const std::vector<Law>& all_laws() {
       law_packed_equals_padded(),
       law_slack_inert_and_untouched(),
       law_empty_sequences(),
+      law_paged_equals_contiguous(),
+      law_page_permutation_bit_identical(),
+      law_page_size_independence(),
+      law_dead_bytes_inert(),
+      law_aliases_equal_copies(),
       law_window_equals_mask(),
       law_alibi_equals_bias(),
       law_softcap_bounds_weights(),
