@@ -5,15 +5,21 @@
  * fields version 3 adds (packed batches, paged caches, stored K/V formats and their
  * scales, ALiBi slopes per batch entry), each with a neutral value; a plugin only
  * receives non-neutral values for the features it declares. This example declares
- * version 2's forward features and one version-3 feature, packed batches (PACKED), and
- * no format or numerics bit: every call it gets is a version-2 call in `call->v2`,
- * perhaps packed, and it computes that call exactly as the spec states it, one step per
- * function, in double:
+ * version 2's forward features and two version-3 features, packed batches (PACKED) and
+ * paged keys (PAGED), and no format or numerics bit: every call it gets is a version-2
+ * call in `call->v2`, perhaps packed or paged, and it computes that call exactly as the
+ * spec states it, one step per function, in double:
  *   - packed batches (PACKED): with cu_seqlens_q, q and out are [total_q][heads][dim]
  *     and row i of sequence b is packed row cu_seqlens_q[b] + i (stride[0] is 0); with
  *     cu_seqlens_k the same for k and v; a sequence's length is its slot's,
  *     cu[b+1] - cu[b], unless q_lens / kv_lens give a shorter one. Empty sequences are
  *     not computed, and slack rows past cu[batch] are neither read nor written;
+ *   - paged keys (PAGED): with block_table, k and v view a pool of num_pages pages of
+ *     page_size keys, and key j of sequence b is slot j % page_size of page
+ *     block_table[b*max_pages_per_seq + j/page_size] (key_offset below); Lk is kv_lens[b]
+ *     or kv_len. Only the first ceil(Lk/page_size) entries of a row are read, and of
+ *     those pages only the slots of keys j < Lk: the rest of the pool (dead slots,
+ *     other pages) may hold NaN, and pages may repeat (aliases need nothing);
  *   - strided views of q, k, v, out (STRIDES); grouped-query heads (GQA);
  *   - per-sequence lengths: padding rows and keys never read, padding rows of out and
  *     lse never written (LENGTHS);
@@ -34,7 +40,9 @@
  *
  * What attncheck checks of it today: everything version 2 defines, as for a version-2
  * plugin, packed calls (packed_equals_padded, slack_inert_and_untouched,
- * empty_sequences), and its promises. A version-3 feature, format or numerics bit declared in
+ * empty_sequences), paged calls (matches_oracle, paged_equals_contiguous,
+ * page_permutation_bit_identical, page_size_independence, dead_bytes_inert,
+ * aliases_equal_copies), and its promises. A version-3 feature, format or numerics bit declared in
  * attncheck_impl_v3 is accepted (or refused, when the spec says so) but not yet judged
  * by any law; the reports then say "NOT CHECKED" (docs/plugins.md, "Version 3").
  *
@@ -48,6 +56,7 @@
  * counted in elements; mask and bias may have stride 0 on axes 0 to 2):
  *   q    [batch][heads][q_len][head_dim]       out [batch][heads][q_len][value_dim]
  *   k    [batch][kv_heads][kv_len][head_dim]   v   [batch][kv_heads][kv_len][value_dim]
+ *        paged: [num_pages][kv_heads][page_size][dim] as views (page, kv head, slot, channel)
  *   mask [batch][heads][q_len][kv_len] uint8, nonzero = may attend (data NULL: none)
  *   bias [batch][heads][q_len][kv_len] in the call's dtype (data NULL: none)
  *   lse  [batch][heads][q_len] float, dense (NULL: not requested)
@@ -65,22 +74,24 @@
 
 #include "attncheck/plugin_v3.h"
 
-/* ---- what version 3 adds, and why this plugin sees none of it ------------------------- */
+/* ---- what version 3 adds, and what this plugin sees of it ----------------------------- */
 
-/* The plugin declares PACKED and no other version-3 feature, so the checker sends every
- * other added field at its neutral value: no block_table and page sizes 0 (not paged),
- * K and V in the call's dtype with no scales, slopes per head only. Anything else is a
- * caller that breaks the contract: answered with an error (2) that names the field,
- * never computed as if it were neutral. Returns 1 when every such field is neutral. */
+/* The plugin declares PACKED and PAGED and no other version-3 feature, so the checker
+ * sends every other added field at its neutral value: K and V in the call's dtype with no
+ * scales, slopes per head only. Anything else is a caller that breaks the contract:
+ * answered with an error (2) that names the field, never computed as if it were neutral.
+ * Returns 1 when every such field is neutral and the packing and paging fields agree. */
 static int added_fields_neutral(const attncheck_call_v3 *c, char *err, size_t err_len) {
   const char *field = NULL;
+  const int paged_sizes = c->max_pages_per_seq > 0 && c->num_pages > 0 && c->page_size > 0;
   if (!c->cu_seqlens_q != !c->total_q || !c->cu_seqlens_k != !c->total_k) field = "total_q/total_k without cu_seqlens";
-  else if (c->block_table || c->max_pages_per_seq || c->num_pages || c->page_size) field = "block_table (PAGED)";
+  else if (!c->block_table != !paged_sizes) field = "block_table without its page sizes (or sizes without it)";
+  else if (c->block_table && c->cu_seqlens_k) field = "cu_seqlens_k with block_table (keys are packed or paged)";
   else if (c->k_format != ATTNCHECK_KV_DTYPE || c->v_format != ATTNCHECK_KV_DTYPE) field = "k_format/v_format";
   else if (c->k_scale.data || c->v_scale.data) field = "k_scale/v_scale";
   else if (c->alibi_batch_stride) field = "alibi_batch_stride (ALIBI_BATCH)";
   if (!field) return 1;
-  snprintf(err, err_len, "%s is not neutral, but this plugin declares no version-3 feature", field);
+  snprintf(err, err_len, "%s: not a call this plugin's declaration (PACKED, PAGED) allows", field);
   return 0;
 }
 
@@ -109,16 +120,33 @@ static void store(void *data, attncheck_dtype dtype, int64_t at, double x) {
  * q_row is the row of the q and out views that holds it (i, or cu_seqlens_q[b] + i
  * packed) and k_row0 the row of the k and v views that holds key 0 (0, or
  * cu_seqlens_k[b] packed): a packed view's stride[0] is 0, so offset_of(stride, b, h,
- * q_row, c) is right for both forms. mask, bias and lse keep their (b, h, i, j) shapes. */
+ * q_row, c) is right for both forms. With paged keys, pages is b's row of block_table
+ * and page_size its pages' keys (NULL and 0 otherwise). mask, bias and lse keep their
+ * (b, h, i, j) shapes. */
 typedef struct row {
   int64_t b, h, i, kv_h, q_len, kv_len, diagonal, q_row, k_row0;
+  const int32_t *pages;
+  int64_t page_size;
 } row;
+
+/* Offset of channel col of key j of row r's sequence, in elements, in the k or v view
+ * with strides s (the kv head is r's):
+ *   padded  key j is view row j of batch b:      b*s[0] + kv_h*s[1] + j*s[2] + col
+ *   packed  it is buffer row cu_seqlens_k[b]+j:  kv_h*s[1] + (k_row0 + j)*s[2] + col (s[0] = 0)
+ *   paged   slot j % page_size of page p = block_table[b*max_pages_per_seq + j/page_size]:
+ *                                                p*s[0] + kv_h*s[1] + (j % page_size)*s[2] + col */
+static int64_t key_offset(const int64_t s[4], const row *r, int64_t j, int64_t col) {
+  if (r->pages) return offset_of(s, r->pages[j / r->page_size], r->kv_h, j % r->page_size, col);
+  return offset_of(s, r->b, r->kv_h, r->k_row0 + j, col);
+}
 
 static row row_at(const attncheck_call_v3 *call, int64_t b, int64_t h, int64_t i, int64_t lq, int64_t lk) {
   const attncheck_call_v2 *c = &call->v2;
   row r;
   r.q_row = (call->cu_seqlens_q ? call->cu_seqlens_q[b] : 0) + i;
   r.k_row0 = call->cu_seqlens_k ? call->cu_seqlens_k[b] : 0;
+  r.pages = call->block_table ? call->block_table + b * call->max_pages_per_seq : NULL;
+  r.page_size = call->block_table ? call->page_size : 0;
   r.b = b;
   r.h = h;
   r.i = i;
@@ -148,7 +176,7 @@ static double logit(const attncheck_call_v2 *c, const row *r, int64_t j, double 
   double dot = 0;
   for (int64_t d = 0; d < c->head_dim; ++d)
     dot += load(c->q.data, c->dtype, offset_of(c->q.stride, r->b, r->h, r->q_row, d)) *
-           load(c->k.data, c->dtype, offset_of(c->k.stride, r->b, r->kv_h, r->k_row0 + j, d));
+           load(c->k.data, c->dtype, key_offset(c->k.stride, r, j, d));
   double z = scale * dot;
   if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
   if (c->bias.data) z += load(c->bias.data, c->dtype, offset_of(c->bias.stride, r->b, r->h, r->i, j));
@@ -201,7 +229,7 @@ static void attend_row(const attncheck_call_v2 *c, const row *r, double scale, s
   for (int64_t col = 0; col < c->value_dim; ++col) {
     double acc = 0;
     for (int64_t t = 0; t < n; ++t)
-      acc += w->z[t] * load(c->v.data, c->dtype, offset_of(c->v.stride, r->b, r->kv_h, r->k_row0 + w->keys[t], col));
+      acc += w->z[t] * load(c->v.data, c->dtype, key_offset(c->v.stride, r, w->keys[t], col));
     store(c->out.data, c->dtype, offset_of(c->out.stride, r->b, r->h, r->q_row, col), acc / sum);
   }
 
@@ -230,6 +258,10 @@ static int call_is_valid(const attncheck_call_v3 *call, char *err, size_t err_le
              (long long)c->kv_heads);
     return 0;
   }
+  if (call->block_table && c->kv_len > call->max_pages_per_seq * call->page_size) {
+    snprintf(err, err_len, "kv_len (%lld) is past max_pages_per_seq * page_size", (long long)c->kv_len);
+    return 0;
+  }
   for (int64_t b = 0; b < c->batch; ++b) {
     const int64_t nq = slot_of(call->cu_seqlens_q, b, c->q_len), nk = slot_of(call->cu_seqlens_k, b, c->kv_len);
     const int64_t lq = length_of(c->q_lens, call->cu_seqlens_q, b, c->q_len);
@@ -239,6 +271,16 @@ static int call_is_valid(const attncheck_call_v3 *call, char *err, size_t err_le
                (long long)b, (long long)lq, (long long)lk, (long long)nq, (long long)nk, (long long)c->q_len,
                (long long)c->kv_len);
       return 0;
+    }
+    /* Paged: the entries that name b's keys (e < ceil(Lk/page_size) <= max_pages_per_seq,
+     * as Lk <= kv_len) are pages of the pool; the rest are not read. */
+    for (int64_t e = 0; call->block_table && e < (lk + call->page_size - 1) / call->page_size; ++e) {
+      const int32_t page = call->block_table[b * call->max_pages_per_seq + e];
+      if (page < 0 || page >= call->num_pages) {
+        snprintf(err, err_len, "batch %lld: block_table entry %lld is not a page of 0..%lld", (long long)b,
+                 (long long)e, (long long)call->num_pages - 1);
+        return 0;
+      }
     }
   }
   return 1;
@@ -279,7 +321,7 @@ static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t e
   return ATTNCHECK_OK;
 }
 
-/* Version 2's forward features and PACKED (kv_formats and numerics 0, neutral), and the
+/* Version 2's forward features, PACKED and PAGED (kv_formats and numerics 0, neutral), and the
  * promises its loop keeps (see the top of the file). Another version-3 feature declared
  * here would be loaded, but no law of this attncheck judges it yet, and the reports would
  * say so. The struct is static: it must outlive the call. */
@@ -288,7 +330,8 @@ const attncheck_impl_v3 *attncheck_plugin_v3(void) {
       ATTNCHECK_ABI_VERSION_3,
       ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES |
           ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS |
-          ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE | ATTNCHECK_FEATURE_PACKED,
+          ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE | ATTNCHECK_FEATURE_PACKED |
+          ATTNCHECK_FEATURE_PAGED,
       0, /* kv_formats: only with ATTNCHECK_FEATURE_KV_FORMATS */
       0, /* numerics */
       ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT, /* promises */

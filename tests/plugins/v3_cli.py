@@ -115,11 +115,14 @@ elif scenario == "not-checked":
     expect(read_json("m.json")["implementations"][0].get("not_checked") == declared, "the merge lost not_checked")
 
 elif scenario == "example":
-    # With the packed laws: the example declares PACKED, and packed calls (cu_seqlens,
-    # slack, empty sequences) cross the plugin host to it.
+    # With the packed and paged laws: the example declares PACKED and PAGED, and packed
+    # calls (cu_seqlens, slack, empty sequences) and paged ones (block_table, a pool with
+    # poisoned dead slots, aliased pages) cross the plugin host to it.
     packed = ["packed_equals_padded", "slack_inert_and_untouched", "empty_sequences"]
+    paged = ["paged_equals_contiguous", "page_permutation_bit_identical", "page_size_independence", "dead_bytes_inert",
+             "aliases_equal_copies"]
     laws = ["matches_oracle", "lse_matches_oracle", "lengths_equal_slices", "layout_invariance",
-            "sink_equals_extra_key", "window_equals_mask", "gqa_equals_repeated_kv", "fully_masked_rows_zero"] + packed
+            "sink_equals_extra_key", "window_equals_mask", "gqa_equals_repeated_kv", "fully_masked_rows_zero"] + packed + paged
     args = ["check", "--plugin", os.path.join(plugin_dir, "libexample_attention_v3.so"), "--seed", SEED,
             "--json", "r.json"]
     for law in laws:
@@ -129,13 +132,13 @@ elif scenario == "example":
     expect(impl["name"] == "example_c_v3" and impl["verdict"] == "pass", f"{impl['name']}: {impl['verdict']}")
     # The covered: line names version 3's features apart from version 2's.
     covered = " ".join(p.stdout.split())
-    expect("; ABI v3 features packed" in covered and "packed" not in covered.split("; ABI v2 features ")[1].split(";")[0],
-           f"covered: line:\n{p.stdout}")
+    expect("; ABI v3 features paged,packed" in covered
+           and "packed" not in covered.split("; ABI v2 features ")[1].split(";")[0], f"covered: line:\n{p.stdout}")
     expect(all(l["status"] == "pass" for l in impl["laws"]), f"{[(l['law'], l['status']) for l in impl['laws']]}")
     for l in impl["laws"]:
-        if l["law"] in packed:
+        if l["law"] in packed + paged:
             expect(l["judged"] >= 10, f"example_c_v3 {l['law']}: judged {l['judged']}")
-    expect("not_checked" not in impl, "the example declares PACKED only, which is checked: nothing is unchecked")
+    expect("not_checked" not in impl, "the example declares PACKED and PAGED, which are checked: nothing is unchecked")
 
 elif scenario == "promises":
     # The example keeps the promises it makes, judged bit for bit through the plugin host.
