@@ -272,16 +272,16 @@ const std::vector<BuiltinInfo>& builtins() {
       paged_member({.name = "paged_last_page_unmasked",
                     .description = "reads each sequence's last page whole: keys past Lk in it (dead slots) attended",
                     .forward_v3 = paged_last_page_unmasked_forward_v3,
-                    .pinned_laws = {"dead_bytes_inert"}}),
+                    .pinned_laws = {"dead_bytes_inert", "paged_equals_contiguous"}}),
       paged_member({.name = "paged_path_by_page_number",
                     .description = "sums in naive's order when the first page's number is odd, reference's else: the "
                                    "last bits follow where pages lie (pytorch#182593)",
                     .forward_v3 = paged_path_by_page_number_forward_v3,
                     .pinned_laws = {"page_permutation_bit_identical"}}),
-      paged_member({.name = "paged_alias_first_reader_length",
-                    .description = "a page's valid slots counted from its first reader: a later reader of an aliased "
-                                   "page reads zeros past them",
-                    .forward_v3 = paged_alias_first_reader_length_forward_v3,
+      paged_member({.name = "paged_alias_length_overwritten",
+                    .description = "a page's valid slots kept once per page, the last reader's count winning: "
+                                   "readers of an aliased page read zeros past it",
+                    .forward_v3 = paged_alias_length_overwritten_forward_v3,
                     .pinned_laws = {"aliases_equal_copies"}}),
 
       // The backward zoo (issue #15): reference's forward, reference's backward

@@ -21,10 +21,10 @@ int paged_last_page_unmasked_forward_v3(const attncheck_call_v3* call, char* err
 // entry names an odd page, reference's otherwise: where the pages lie picks
 // the rounding (pytorch/pytorch#182593's class).
 int paged_path_by_page_number_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
-// paged_alias_first_reader_length: a page's valid slots are those of the
-// first sequence that reads it; a later reader of an aliased page reads
-// zeros past them (a per-page slot count cached under the assumption that
-// pages are distinct).
-int paged_alias_first_reader_length_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+// paged_alias_length_overwritten: a page's valid slots kept once per page,
+// written by every sequence that reads it (the last write wins); a reader of
+// an aliased page reads zeros past that count (per-page metadata kept under
+// the assumption that pages are distinct).
+int paged_alias_length_overwritten_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 
 }  // namespace attncheck
