@@ -149,11 +149,12 @@ CallLayout layout_for(const Problem& p, int abi) {
   l.k_bytes = p.packed_k() ? packed(p.total_k, kvh, s.head_dim, l.k_stride) : view(p.layouts.k, k_extents(s), l.k_stride);
   l.v_bytes = p.packed_k() ? packed(p.total_k, kvh, s.value_dim, l.v_stride) : view(p.layouts.v, v_extents(s), l.v_stride);
   if (p.paged()) {  // the page pool (call/paged_pool.h)
-    const std::array<int64_t, 4> ks = paged_strides(p, s.head_dim), vs = paged_strides(p, s.value_dim);
+    const std::array<int64_t, 4> ks = paged_strides(p, p.layouts.k, s.head_dim),
+                                  vs = paged_strides(p, p.layouts.v, s.value_dim);
     std::copy(ks.begin(), ks.end(), l.k_stride);
     std::copy(vs.begin(), vs.end(), l.v_stride);
-    l.k_bytes = paged_pool_bytes(p, s.head_dim);
-    l.v_bytes = paged_pool_bytes(p, s.value_dim);
+    l.k_bytes = paged_pool_bytes(p, p.layouts.k, s.head_dim);
+    l.v_bytes = paged_pool_bytes(p, p.layouts.v, s.value_dim);
     l.table_bytes = p.block_table.size() * sizeof(int32_t);
   }
   l.out_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.value_dim, l.out_stride)

@@ -32,7 +32,8 @@
 // are its padding, as above.
 //
 // Paged keys (ABI v3, abi 3): k and v are the page pool, dense
-// [num_pages][page_size][kv_heads][dim] (call/paged_pool.h): live keys where
+// [num_pages][page_size][kv_heads][dim] or as their layouts order (page, slot,
+// kv head) with gaps (call/paged_pool.h): live keys where
 // block_table puts them, every other slot the problem's page_poison; the
 // table is an input after cu_seqlens_k.
 //

@@ -6,9 +6,8 @@
 
 namespace attncheck::zones {
 
-std::size_t paged_pool_bytes(const Problem& p, int64_t cols) {
-  return dtype_bytes(p.dtype) *
-         static_cast<std::size_t>(p.num_pages * p.page_size * p.shape.kv_head_count() * cols);
+std::size_t paged_pool_bytes(const Problem& p, const TensorLayout& tl, int64_t cols) {
+  return dtype_bytes(p.dtype) * static_cast<std::size_t>(tl.span(paged_extents(p, cols)));
 }
 
 void encode_paged_pool(const Problem& p, const std::vector<double>& src, int64_t cols, const int64_t* stride,

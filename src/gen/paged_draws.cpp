@@ -64,8 +64,7 @@ void draw_paging(C& r, Problem& p) {
   for (int32_t& e : p.block_table)  // entries past a sequence's pages: any page
     e = e < 0 ? static_cast<int32_t>(r.integer(0, p.num_pages - 1)) : perm[static_cast<std::size_t>(e)];
   p.page_poison = r.integer(0, kPagePoisonCodes - 1);
-  p.layouts.k = p.layouts.v = TensorLayout{};
-  share_aliased_values(p);
+  share_aliased_values(p);  // k's and v's layouts (STRIDES) now order the pool's axes (call/paged_pool.h)
 }
 
 template void draw_paging(RandomChoices&, Problem&);

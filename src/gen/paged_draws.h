@@ -11,7 +11,8 @@
 // poison (NaN, +inf, -inf, huge). The VALUES of an aliased page are shared:
 // a live slot's keys and values are those of the first sequence that reads
 // it, copied into every other reader's logical k and v. The views of k and v
-// become the dense pool (their layouts reset). Nothing is drawn without
+// become the pool, their layouts (drawn with STRIDES) ordering its axes
+// (page, slot, kv head: call/paged_pool.h; dense NHD without). Nothing is drawn without
 // kPagedFeature in GenOptions::features, so every other law's seeds draw what
 // they drew.
 //

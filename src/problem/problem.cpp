@@ -233,8 +233,6 @@ std::string paging_inconsistency(const Problem& p) {
   }
   if (p.packed_k()) return "paged keys with cu_seqlens_k (keys are padded, packed or paged)";
   if (p.is_backward()) return "a paged problem with a dout: backward is never called for paged calls";
-  if (!(p.layouts.k.dense_bhsd() && p.layouts.v.dense_bhsd()))
-    return "a paged problem's k or v has a layout (the pool is dense [num_pages][page_size][kv_heads][dim] here)";
   // The first live key of each slot, then every other one compared with it.
   const int64_t kvh = s.kv_head_count();
   std::vector<int64_t> owner(static_cast<std::size_t>(p.num_pages * p.page_size), -1);  // b * kv_len + j

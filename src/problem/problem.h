@@ -194,7 +194,8 @@ struct Problem {
   // defined; keys past Lk exist nowhere in the call, and every slot no
   // sequence reads live (dead slots, unread pages, the pages behind table
   // entries past ceil(Lk / page_size)) holds page_poison's value. Not with
-  // packed keys, a backward problem or k/v layouts (the pool is dense).
+  // packed keys or a backward problem. layouts.k and .v order the pool's axes
+  // (page, slot, kv head), dense NHD by default (call/paged_pool.h).
   std::vector<int32_t> block_table;
   int64_t max_pages_per_seq = 0, num_pages = 0, page_size = 0;
   // What the pool's dead slots hold: kPagePoisonNaN (0), +inf (1), -inf (2),

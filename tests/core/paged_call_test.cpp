@@ -96,7 +96,6 @@ TEST(PagedProblem, InconsistentPagingIsNamed) {
   refused([](Problem& p) { p.cu_seqlens_k = {0, 5, 5, 12}, p.total_k = 12, p.kv_lens.clear(); }, "cu_seqlens_k");
   refused([](Problem& p) { p.dout.assign(static_cast<std::size_t>(p.shape.out_size()), 0.0); },
           "backward is never called for paged calls");
-  refused([](Problem& p) { p.layouts.k.order = {0, 2, 1}; }, "has a layout");
 }
 
 struct Region {
@@ -158,6 +157,40 @@ TEST(PagedCall, PoolIsDensePagesWithPoisonedDeadSlots) {
   EXPECT_EQ(padded.call.page_size, 0);
 }
 
+// With STRIDES the pool's axes follow k's and v's layouts over (page, slot,
+// kv head): order {page, kv head, slot} is FlashInfer's HND, gaps poisoned.
+TEST(PagedCall, LayoutsOrderThePoolHndWithGaps) {
+  Problem p = paged_keys(DType::f32, 2);
+  // The layout's axes are (page, slot, kv head): order {0, 2, 1} is HND, and
+  // gap[2] one element after each kv head's slots.
+  p.layouts.k = TensorLayout{{0, 2, 1}, {0, 0, 1}};
+  p.layouts.v = TensorLayout{{0, 2, 1}, {0, 0, 0}};  // HND dense
+  ASSERT_EQ(p.inconsistency(), "");
+  EXPECT_TRUE(p.features() & ATTNCHECK_FEATURE_STRIDES);
+  Region r(p);
+  const attncheck_call_v3& c = r.call;
+  // v: [num_pages][kv_heads][page_size][value_dim] = strides {12, 6, 3, 1}.
+  EXPECT_EQ(c.v2.v.stride[0], 12);
+  EXPECT_EQ(c.v2.v.stride[1], 6);
+  EXPECT_EQ(c.v2.v.stride[2], 3);
+  const float* v = static_cast<const float*>(c.v2.v.data);
+  // Key 3 of sequence 0 (page 1, slot 1), kv head 1, channel 2.
+  EXPECT_EQ(v[1 * 12 + 1 * 6 + 1 * 3 + 2], static_cast<float>(p.v[p.v_at(0 * 2 + 1, 3, 2)]));
+  // k: slots 4 apart, kv heads 2 slots and the gap (9) apart, pages 2 kv heads (18).
+  const int64_t* ks = c.v2.k.stride;
+  EXPECT_EQ(ks[2], 4);
+  EXPECT_EQ(ks[1], 2 * 4 + 1);
+  EXPECT_EQ(ks[0], 2 * (2 * 4 + 1));
+  const float* k = static_cast<const float*>(c.v2.k.data);
+  EXPECT_EQ(k[1 * ks[0] + 1 * ks[1] + 1 * ks[2] + 2], static_cast<float>(p.k[p.k_at(0 * 2 + 1, 3, 2)]));
+  EXPECT_TRUE(std::isnan(k[ks[1] - 1]));  // a gap after kv head 0's slots of page 0
+  for (const char* name : {"reference", "naive", "online"}) {
+    const Outcome a = make_builtin(name)->run(p), b = make_builtin(name)->run(unpaged(paged_keys(DType::f32, 2)));
+    ASSERT_EQ(a.status, CallStatus::ok) << a.message;
+    EXPECT_EQ(a.out, b.out) << name;
+  }
+}
+
 class PagedReferences : public ::testing::TestWithParam<const char*> {};
 
 // Bit for bit the padded call's out and lse, for the plain table, the aliased
@@ -209,12 +242,12 @@ TEST(PagedCall, InconsistentPagingIsNeverSent) {
 // every case paged (required), consistent, in every form the spec names:
 // pages of 1 and 256 keys, sequences shorter than one page, a page in two
 // rows and twice in one row, unread entries naming another sequence's page
-// or an unread page, unread pages, every poison.
+// or an unread page, unread pages, every poison, strided pools (STRIDES).
 TEST(PagedDraws, PagedCasesComeInEveryForm) {
   GenOptions o;
   o.features = kAllFeatures | kPagedFeature | kPackedFeature;
   o.required = kPagedFeature;
-  int one = 0, big = 0, short_seq = 0, across = 0, within = 0, unread_live = 0, unread_page = 0, packed_q = 0;
+  int one = 0, big = 0, short_seq = 0, across = 0, within = 0, unread_live = 0, unread_page = 0, packed_q = 0, strided = 0;
   std::vector<int> poisons(kPagePoisonCodes);
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     const Problem p = sample_problem(o, seed, 30);
@@ -223,6 +256,7 @@ TEST(PagedDraws, PagedCasesComeInEveryForm) {
     one += p.page_size == 1;
     big += p.page_size == 256;
     packed_q += p.packed_q();
+    strided += !p.layouts.k.dense_bhsd() || !p.layouts.v.dense_bhsd();  // the pool's axes reordered or gapped
     ++poisons[static_cast<std::size_t>(p.page_poison)];
     const std::vector<bool> live = live_slots(p);
     std::vector<int64_t> row_of(static_cast<std::size_t>(p.num_pages), -1);
@@ -254,6 +288,7 @@ TEST(PagedDraws, PagedCasesComeInEveryForm) {
   EXPECT_GT(unread_live, 10);
   EXPECT_GT(unread_page, 10);
   EXPECT_GT(packed_q, 10);
+  EXPECT_GT(strided, 30);
   for (int n : poisons) EXPECT_GT(n, 20);
   o.features = kAllFeatures | kPackedFeature;
   o.required = 0;
