@@ -135,13 +135,20 @@ GenOptions every_feature() {
 // both sets below) moved once, on purpose, when rounding to f16 and bf16
 // became correct (a double rounds once, not through float: the rare value a
 // float put on a tie now rounds to the nearer neighbour; dtype_codec.h).
+// The profiles' draws (set 2 here, the `small` profile's set 3, and set 0
+// below) moved on purpose in issue #33 items 2 and 3: the default profile's
+// long rows (long_decode, long_prefill), every profile's bug-report shapes
+// and inputs (report_shape_chance, kReportFamilies) and its work cap
+// (max_case_work); GenOptions{}'s draws (sets 0 and 1 here, set 1 below) did
+// not move.
 TEST(Generators, V1DrawsAreUnchanged) {
   GenOptions every = options_over_every_dtype();
-  const GenOptions sets[] = {GenOptions{}, every, find_profile("default")->options()};
-  const uint64_t expected[3][3] = {{0x8dc7905db6f8fb7dull, 0xc4cb99646d644c06ull, 0x23787490460beda8ull},
+  const GenOptions sets[] = {GenOptions{}, every, find_profile("default")->options(), find_profile("small")->options()};
+  const uint64_t expected[4][3] = {{0x8dc7905db6f8fb7dull, 0xc4cb99646d644c06ull, 0x23787490460beda8ull},
                                    {0x3134e71c74359d8eull, 0xb89b62718158d405ull, 0x624a39c2cc8d037aull},
-                                   {0x7001dd6b33ed0503ull, 0x0be2efd6ed279647ull, 0xaf9cae6a67bb0d40ull}};
-  for (int set = 0; set < 3; ++set) {
+                                   {0xa62edfb4e4de67acull, 0xf4290007b2700b25ull, 0xbc3c7f19b697e629ull},
+                                   {0x279643c2e5bed1d6ull, 0x203dd12c1c49be74ull, 0x3783dabcd8aee901ull}};
+  for (int set = 0; set < 4; ++set) {
     const GenOptions& g = sets[set];
     Fnv1a draws(Fnv1a::kSeedBasis), shrinks(Fnv1a::kSeedBasis), cases(Fnv1a::kSeedBasis);
     for (uint64_t seed = 0; seed < 300; ++seed) {
@@ -156,9 +163,9 @@ TEST(Generators, V1DrawsAreUnchanged) {
       if (seed < 40 && p.q.size() + p.k.size() + p.v.size() < 400)
         for (const Problem& c : shrink_problem(p, g)) shrinks.u64(problem_fingerprint(c));
     }
-    EXPECT_EQ(draws.value, expected[set][0]) << "option set " << set << ": the v1 draws changed";
-    EXPECT_EQ(shrinks.value, expected[set][1]) << "option set " << set << ": the v1 shrinks changed";
-    EXPECT_EQ(cases.value, expected[set][2]) << "option set " << set << ": the v1 case hashes changed";
+    EXPECT_EQ(draws.value, expected[set][0]) << "option set " << set << ": the v1 draws changed" << std::hex << " 0x" << draws.value;
+    EXPECT_EQ(shrinks.value, expected[set][1]) << "option set " << set << ": the v1 shrinks changed" << std::hex << " 0x" << shrinks.value;
+    EXPECT_EQ(cases.value, expected[set][2]) << "option set " << set << ": the v1 case hashes changed" << std::hex << " 0x" << cases.value;
   }
 }
 
@@ -176,7 +183,7 @@ TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
   required.features = kEveryFeature;
   required.required = kEveryFeature & ~kV1Features;
   const GenOptions sets[] = {every, required};
-  const uint64_t expected[2][2] = {{0x3aa53bfa6ec02b8full, 0x157640d8654ef082ull},
+  const uint64_t expected[2][2] = {{0x4ca19c7a93d803caull, 0xad284a3465688a98ull},
                                    {0x29768cdcc30714a6ull, 0x08e033aa370a3318ull}};
   for (int set = 0; set < 2; ++set) {
     Fnv1a draws(Fnv1a::kSeedBasis), shrinks(Fnv1a::kSeedBasis);
@@ -186,8 +193,8 @@ TEST(Generators, V2AndBackwardDrawsAreUnchanged) {
       if (seed < 30 && p.q.size() + p.k.size() + p.v.size() < 400)
         for (const Problem& c : shrink_problem(p, sets[set])) shrinks.u64(problem_fingerprint(c));
     }
-    EXPECT_EQ(draws.value, expected[set][0]) << "option set " << set << ": the draws changed";
-    EXPECT_EQ(shrinks.value, expected[set][1]) << "option set " << set << ": the shrinks changed";
+    EXPECT_EQ(draws.value, expected[set][0]) << "option set " << set << ": the draws changed" << std::hex << " 0x" << draws.value;
+    EXPECT_EQ(shrinks.value, expected[set][1]) << "option set " << set << ": the shrinks changed" << std::hex << " 0x" << shrinks.value;
   }
 }
 

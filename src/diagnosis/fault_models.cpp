@@ -132,7 +132,15 @@ std::optional<Prediction> softmax_weights_dropped(const Problem& p) {
         const double bound = 2 * ((n + 2) * u * static_cast<double>(mag) + unit_roundoff(p.dtype) * std::abs(at)) +
                              min_subnormal(p.dtype);
         pr.out[p.out_at(bh, i, c)] = at;
-        pr.bound[p.out_at(bh, i, c)] = std::isfinite(bound) && std::abs(at) < max_finite(p.dtype) ? bound : INFINITY;
+        // A sum within its bound of the dtype's largest value or past it
+        // leaves the model free there (NaN): the kernel's sum of V * q is not
+        // attention's convex combination and overflows the dtype where
+        // attention cannot, e.g. q = 32,768 (the bug reports' scaled and
+        // outlier values, gen/value_draws.cpp) times a value of 2 in f16;
+        // its ±inf or largest value there is the fault's, not another's.
+        // (INFINITY would demand the element be right, contradicting the model.)
+        const bool fits = std::isfinite(bound) && std::abs(at) + bound < max_finite(p.dtype);
+        pr.bound[p.out_at(bh, i, c)] = fits ? bound : NAN;
       }
   return pr;
 }

@@ -285,7 +285,7 @@ Shape stored_extents(const Shape& s, const Broadcast& how) {
 }
 
 template <class C>
-void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p) {
+void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bool broadcast_bias) {
   const FeatureBits f = o.features;
   const Shape& s = p.shape;
   // A feature the options require is always drawn (the law needs it).
@@ -307,9 +307,10 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p) {
     if (sides != 0) p.window_right = draw_window_side(r, s.kv_len);
   }
   if (want(ATTNCHECK_FEATURE_SOFTCAP, 0.35)) p.softcap = draw_softcap(r, o.families);
-  if (want(ATTNCHECK_FEATURE_BIAS, 0.4)) {
+  if ((broadcast_bias && (f & ATTNCHECK_FEATURE_BIAS)) || want(ATTNCHECK_FEATURE_BIAS, 0.4)) {
     p.bias_broadcast = draw_broadcast(r, dense_ok);
     p.bias = draw_bias(r, p.dtype, stored_extents(s, p.bias_broadcast), o.families);
+    if (broadcast_bias) p.bias_broadcast.per_batch = false;  // one bias for every sequence: stride 0
     if ((!p.q_lens.empty() || !p.kv_lens.empty()) && r.chance(0.5)) poison_bias_padding(p);
   }
   if (want(ATTNCHECK_FEATURE_ALIBI, 0.35)) p.alibi_slopes = draw_alibi(r, s.heads, o.families);
@@ -332,7 +333,7 @@ template void draw_kv_heads(RandomChoices&, int64_t, Shape&, bool);
 template void draw_kv_heads(ByteChoices&, int64_t, Shape&, bool);
 template Broadcast draw_broadcast(RandomChoices&, bool);
 template Broadcast draw_broadcast(ByteChoices&, bool);
-template void draw_late_features(const GenOptions&, bool, RandomChoices&, Problem&);
-template void draw_late_features(const GenOptions&, bool, ByteChoices&, Problem&);
+template void draw_late_features(const GenOptions&, bool, RandomChoices&, Problem&, bool);
+template void draw_late_features(const GenOptions&, bool, ByteChoices&, Problem&, bool);
 
 }  // namespace attncheck::gen

@@ -59,17 +59,18 @@ Shape stored_extents(const Shape& s, const Broadcast& how);
 // when `dense_ok`, the shape domain's masks flag), ALiBi slopes (ALIBI), sinks
 // (SINKS), lse_requested (LSE), and last dout with its padding rows garbage
 // and the gradient layouts (kBackwardFeature; the layouts only with STRIDES).
-// p stays consistent.
+// p stays consistent. `broadcast_bias` (a bug-report shape, generators.cpp):
+// a bias is drawn whenever BIAS is allowed, broadcast over the batch.
 template <class C>
-void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p);
+void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bool broadcast_bias = false);
 
 // (Defined in feature_draws.cpp for the two choice sources.)
 extern template void draw_kv_heads(RandomChoices&, int64_t, Shape&, bool);
 extern template void draw_kv_heads(ByteChoices&, int64_t, Shape&, bool);
 extern template Broadcast draw_broadcast(RandomChoices&, bool);
 extern template Broadcast draw_broadcast(ByteChoices&, bool);
-extern template void draw_late_features(const GenOptions&, bool, RandomChoices&, Problem&);
-extern template void draw_late_features(const GenOptions&, bool, ByteChoices&, Problem&);
+extern template void draw_late_features(const GenOptions&, bool, RandomChoices&, Problem&, bool);
+extern template void draw_late_features(const GenOptions&, bool, ByteChoices&, Problem&, bool);
 
 // Shrink candidates of the v2 fields, most drastic first: each feature
 // dropped, then simpler forms (dense layouts, full lengths, smaller windows,

@@ -25,6 +25,14 @@ enum ValueFamily : unsigned {
   kPositive = 1u << 7,       // all positive, or one constant: accumulators that only grow
   kNearEqual = 1u << 8,      // 1 + 1e-3 noise: long rows of near-equal logits
   kAllFamilies = 0x1FFu,
+  // Values from the public bug reports (docs/shapes.md, "Shapes and inputs
+  // from the bug reports"), which every profile draws now and then; each names
+  // the fault class it is for (value_draws.cpp, generators.cpp):
+  kScaledUp = 1u << 11,            // another family's values scaled 3 to 10 times
+  kSparseInts = 1u << 12,          // mostly zeros, a few integers in -4..4: exact in every dtype
+  kActivationOutliers = 1u << 13,  // a few tokens with a few channels 100 to 1000 times larger
+  kNegativeLse = 1u << 14,         // (a problem's, not a tensor's) every visible logit far below -88.7, with a mask
+  kReportFamilies = kScaledUp | kSparseInts | kActivationOutliers | kNegativeLse,
   // Values beyond the generators' defaults, which no profile draws (the fuzz
   // targets do, fuzz/fuzz_problems.h):
   kSpecials = 1u << 9,   // per element: ±0, subnormals, largest subnormal, ±1, 2, 1 + ulp, max,
@@ -55,6 +63,26 @@ struct ShapeDomain {
   // May draw a dense mask [batch][heads][q_len][kv_len]; off where that would be
   // huge (prefill): causal rules and per-row structure cover those shapes.
   bool masks = true;
+  // Lengths drawn log-uniformly (else uniformly) between the tile boundaries
+  // and the near-minimum ones: the long rows' domains, where a uniform draw
+  // would make nearly every case as costly as the longest.
+  bool log_lengths = false;
+  // Caps head_dim and value_dim in this domain (0: the options' caps alone):
+  // long rows are paid for by few elements a key. A probe's head_dims list wins
+  // (and the work cap, GenOptions::max_case_work, then shortens the rows).
+  int64_t max_dim = 0;
+  // The value families this domain draws, intersected with the options' (0:
+  // the options' alone; an empty intersection: the options').
+  unsigned families = 0;
+  // [from_size, to_size): the domain is drawn at these sizes of the ramp
+  // (with probability size_chance at each; else a domain by weight) and at no
+  // other (its weight unused); 0, 0: by weight at every size. RapidCheck's
+  // sizes go 0..100 over a law's cases, so a band is a fixed share of every
+  // law's run rather than a chance that a short run misses. A case drawn at
+  // size 100 (fuzzers, sample_problem's default) or past it (after discards)
+  // is never in such a domain.
+  int from_size = 0, to_size = 0;
+  double size_chance = 1;
 };
 
 // Every member of ShapeDomain and GenOptions is listed in
@@ -99,3 +127,24 @@ struct GenOptions {
 };
 
 }  // namespace attncheck
+  // With this probability a case takes one of the shapes of the public bug
+  // reports (kv_len = 1 mod 32, seq_len = 64 mod 128, GQA ratios 28/4, 5/1,
+  // 20/1, head dims 59 to 576, one query over a long cache, batch >= 2 with a
+  // broadcast bias; generators.cpp, ReportShape), as far as the limits above
+  // allow. 0: never (GenOptions' default, so that its seeds draw what they drew).
+  double report_shape_chance = 0;
+  // The report head dims may reach this (512, 576: MLA decode) where it is
+  // above max_head_dim, which caps the other draws; a head_dims list wins.
+  int64_t max_report_head_dim = 0;
+  // The work one case may cost, in the multiply-adds of a plain kernel
+  // (call_work, gen/generators.h), over all the calls a law makes of it:
+  // each call gets max_case_work / case_calls (a 32nd of that where the
+  // problem may be a backward one: generators.cpp, kBackwardWork). A drawn shape above it loses batch, then head and value dims,
+  // then heads, then length (generators.cpp, fit_work); 0: no cap (GenOptions'
+  // default). The profiles set it so that a plain triple-loop f32 kernel
+  // stays far under the default 2,000 ms CPU limit of a call (docs/shapes.md).
+  int64_t max_case_work = 0;
+  // The calls (of the case's size) a law makes of one case: the case and one
+  // derived call for most laws; more for the laws that compose or split a case
+  // (their Law::tailor says so). A batched call of n sequences counts n.
+  int64_t case_calls = 2;

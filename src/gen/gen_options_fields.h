@@ -21,6 +21,10 @@ struct FieldsOf<ShapeDomain> {
       field<&ShapeDomain::min_kv_len>("min_kv_len"), field<&ShapeDomain::max_kv_len>("max_kv_len"),
       field<&ShapeDomain::q_equals_kv>("q_equals_kv"), field<&ShapeDomain::q_below_kv>("q_below_kv"),
       field<&ShapeDomain::ramped>("ramped"),       field<&ShapeDomain::masks>("masks"),
+      field<&ShapeDomain::log_lengths>("log_lengths"), field<&ShapeDomain::max_dim>("max_dim"),
+      field<&ShapeDomain::families>("families"),
+      field<&ShapeDomain::from_size>("from_size"), field<&ShapeDomain::to_size>("to_size"),
+      field<&ShapeDomain::size_chance>("size_chance"),
   };
 };
 static_assert(fields_complete<ShapeDomain>(), "a member of ShapeDomain is missing from its field list");
@@ -53,6 +57,10 @@ struct FieldsOf<GenOptions> {
       field<&GenOptions::kernel_head_dim_chance>("kernel_head_dim_chance"),
       field<&GenOptions::q_len_multiple>("q_len_multiple"),
       field<&GenOptions::kv_len_multiple>("kv_len_multiple"),
+      field<&GenOptions::report_shape_chance>("report_shape_chance"),
+      field<&GenOptions::max_report_head_dim>("max_report_head_dim"),
+      field<&GenOptions::max_case_work>("max_case_work"),
+      field<&GenOptions::case_calls>("case_calls"),
   };
 };
 static_assert(fields_complete<GenOptions>(), "a member of GenOptions is missing from its field list");

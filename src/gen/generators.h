@@ -45,6 +45,17 @@ Problem problem_from_bytes(const GenOptions& options, const uint8_t* data, std::
 // bytes the problem read and which value families it drew (the seed corpus writer).
 Problem draw_problem_from(const GenOptions& options, gen::ByteChoices& choices, int size = 100);
 
+// The work of one forward call of this shape for a plain kernel (a triple
+// loop, like the `naive` built-in): batch * heads * q_len * kv_len *
+// (head_dim + value_dim + kExpWork) multiply-adds, the logit's dot product, its
+// share of P V, and its exp with the softmax's bookkeeping counted as kExpWork
+// multiply-adds (measured on naive: 4,096 x 4,096 keys at head_dim = value_dim
+// = 1 take about as long as at 12 + 12; docs/shapes.md). Every key is counted,
+// masked or not: a plain kernel may compute them all. The profiles cap it
+// (GenOptions::max_case_work).
+inline constexpr int64_t kExpWork = 24;
+int64_t call_work(const Shape& s);
+
 // How simple a value is: 0 for zero, then by mantissa bits and exponent.
 // Shrinking only ever moves to a strictly smaller complexity.
 int value_complexity(double x);

@@ -6,10 +6,16 @@
 //   prefill  q_len = kv_len up to 4096, causal or not, no dense mask
 //   chunked  q_len < kv_len with the bottom_right rule (chunked prefill)
 //   default  mostly small, with decode (kv_len to 2048), prefill (to 160) and
-//            chunked (48 x 384) shapes: one check of one built-in takes ~5 s on
-//            2 cores, well within its 30 s budget; the long profiles are nightly
+//            chunked (48 x 384) shapes, and a few long rows (decode over 2,049
+//            to 32,768 keys, prefill to 4,096, head_dim at most 16): one check
+//            of one built-in takes seconds on 2 cores (docs/speed.md), well
+//            within its 30 s budget; the long profiles are nightly
 // Every profile but small also draws head_dim from kKernelHeadDims in a share
 // of cases independent of the size ramp, and the values trained models produce.
+// Every profile draws the shapes and inputs of the public bug reports now and
+// then (GenOptions::report_shape_chance, kReportFamilies; docs/shapes.md), and
+// caps the work of a case (GenOptions::max_case_work) so that a plain loop
+// kernel stays far under the default per-call CPU limit.
 //
 // Example usage:
 //   GenOptions g = profile_options(*find_profile("decode"));

@@ -5,6 +5,7 @@
 // families (kSpecials, kRawBits) read their own choices only when asked for.
 #include "gen/value_draws.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <iterator>
@@ -87,8 +88,86 @@ double special_value(C& r, DType t) {
   return raw_value(r, t);
 }
 
+// How often a tensor of options with report families is drawn from one of them.
+constexpr double kReportTensorChance = 0.06;
+
+// The families of the bug reports (kScaledUp, kSparseInts,
+// kActivationOutliers; gen_options.h). Each tensor of such a family reads its
+// own choices; without these bits not one choice changes.
+template <class C>
+std::vector<double> draw_report_tensor(C& r, DType t, int64_t n, unsigned family, unsigned families,
+                                       int64_t head_dim, int64_t row) {
+  std::vector<double> out;
+  if (family == kScaledUp) {
+    // Inputs scaled 3 to 10 times (reports: kernels right on unit inputs and
+    // wrong on q, k scaled up, e.g. the softmax scale folded into exp2 with
+    // too little precision, or f16 logits that only overflow past a few
+    // times the unit range). The base is one of the families of ordinary
+    // magnitude: the extreme ones (wide, edge, huge logits) are their own.
+    unsigned base[8];
+    int64_t count = 0;
+    for (unsigned f : {kGaussian, kSmallInts, kModelLogits, kOutlierChannels, kPositive, kNearEqual})
+      if (families & f) base[count++] = f;
+    const unsigned from = count == 0 ? kGaussian : base[r.integer(0, count - 1)];
+    out = draw_tensor(r, t, n, from, head_dim, row);
+    const double factor = 3 + 7 * r.unit();
+    for (double& x : out) {
+      const double y = round_to(t, x * factor);
+      if (std::isfinite(y)) x = y;  // never past the dtype's range: scaled, not overflowed
+    }
+    return out;
+  }
+  out.assign(static_cast<std::size_t>(n), 0.0);
+  if (family == kSparseInts) {
+    // Mostly zeros and a few small integers (reports reproduced with
+    // torch.randint or one-hot inputs): exact in every dtype, the logits and
+    // the weighted sums exact or nearly, ties everywhere; a kernel that reads
+    // a wrong element or key shows it at once, in every dtype alike.
+    const double density = 0.05 + 0.25 * r.unit();
+    for (double& x : out)
+      if (r.chance(density)) x = static_cast<double>(r.integer(1, 4)) * (r.chance(0.5) ? -1 : 1);
+    return out;
+  }
+  // kActivationOutliers: the "massive activations" of trained LLMs: a few
+  // tokens (the first, delimiters) carry a few channels 100 to 1000 times the
+  // rest (reports: f16 q.k overflowing past 65504 on one token, per-tensor
+  // quantisation scales, attention-sink tokens taking every weight).
+  for (double& x : out) x = r.gaussian();
+  const int64_t rows = std::max<int64_t>(1, n / std::max<int64_t>(row, 1));
+  const int64_t channels = 1 + r.integer(0, 1), tokens = 1 + r.integer(0, 2);
+  for (int64_t c = 0; c < channels; ++c) {
+    const int64_t col = r.integer(0, row - 1);
+    for (int64_t k = 0; k < tokens; ++k) {
+      // The first token half the time (the attention sink), else any.
+      const int64_t token = r.chance(0.5) ? 0 : r.integer(0, rows - 1);
+      const std::size_t at = static_cast<std::size_t>(token * row + col);
+      const double big = (100 + 900 * r.unit()) * (r.chance(0.5) ? -1 : 1);
+      if (at < out.size()) out[at] = big;
+    }
+  }
+  round_n(t, out.data(), n);
+  for (double& x : out)
+    if (!std::isfinite(x)) x = std::copysign(max_finite(t), x);
+  return out;
+}
+
 template <class C>
 std::vector<double> draw_tensor(C& r, DType t, int64_t n, unsigned families, int64_t head_dim, int64_t row) {
+  // The bug reports' families now and then (kReportTensorChance), beside the
+  // others rather than among them: a profile's tensors stay mostly what they were.
+  constexpr unsigned kReportTensorFamilies = kScaledUp | kSparseInts | kActivationOutliers;
+  if ((families & kReportTensorFamilies) && r.chance(kReportTensorChance)) {
+    unsigned report[3];
+    int64_t k = 0;
+    for (unsigned f : {kScaledUp, kSparseInts, kActivationOutliers})
+      if (families & f) report[k++] = f;
+    const unsigned family = report[r.integer(0, k - 1)];
+    r.note_family(family);
+    std::vector<double> out = draw_report_tensor(r, t, n, family, families, head_dim, row);
+    if (families & kFiniteOnly)
+      for (double& x : out) x = fold_to_finite(t, x);
+    return out;
+  }
   unsigned allowed[16];  // the families asked for, lowest bit first (no allocation: one per tensor)
   int64_t count = 0;
   for (unsigned f = 1; f <= kRawBits; f <<= 1)

@@ -48,6 +48,8 @@ std::optional<std::string> slice_mismatch(const Problem& batch, const Outcome& w
 Law law_lengths_equal_slices() {
   Law law;
   law.name = "lengths_equal_slices";
+  // The work cap of its cases (GenOptions::case_calls): the case, each of up to 3 sequences alone, and two refills of its padding.
+  law.tailor = [](GenOptions& g) { g.case_calls = 6; };
   law.statement = "a batch with q_lens/kv_lens equals each sequence alone; what padding holds changes nothing";
   law.features = kAllFeatures;
   law.required = ATTNCHECK_FEATURE_LENGTHS;

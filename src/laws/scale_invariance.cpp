@@ -49,6 +49,8 @@ std::optional<Problem> with_product_preserved(const Problem& p, double& factor) 
 Law law_scale_invariance() {
   Law law;
   law.name = "scale_invariance";
+  // The work cap of its cases (GenOptions::case_calls): the case, the scale moved into q, and folded.
+  law.tailor = [](GenOptions& g) { g.case_calls = 3; };
   law.statement = "(aQ, K/a) gives the same output, and scale s on (Q, K) equals scale 1 on (sQ, K)";
   law.check = [](Implementation& impl, const Problem& p) {
     CheckedRun run;

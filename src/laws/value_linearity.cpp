@@ -48,6 +48,8 @@ double two_sum_error(double a, double b, double s) {
 Law law_value_linearity() {
   Law law;
   law.name = "value_linearity";
+  // The work cap of its cases (GenOptions::case_calls): V1, V2 and V1 + V2.
+  law.tailor = [](GenOptions& g) { g.case_calls = 3; };
   law.statement = "att(Q, K, V1 + V2) = att(Q, K, V1) + att(Q, K, V2)";
   law.check = [](Implementation& impl, const Problem& p1) {
     Problem p2 = p1, p12 = p1;
