@@ -4,8 +4,10 @@
 // tolerance.
 #include "diagnosis/fault_models.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "diagnosis/oracle_predictions.h"
 #include "oracle/oracle.h"
@@ -219,6 +221,69 @@ std::optional<Prediction> last_key_dropped(const Problem& p) {
   return by_oracle(with_mask_anded(p, [last](int64_t, int64_t, int64_t j) { return j != last; }));
 }
 
+// Split-KV decoding merged without rescaling (the zoo's split_kv_merge_unscaled):
+// past 2,048 keys the keys go in partitions of 1,024, each partition's weights
+// exp(s_j - m_p) against its own max m_p, summed and normalised over the row
+// without the factors exp(m_p - max m_p). Up to 2,048 keys nothing differs.
+// Its bound is its own (the oracle's is correct attention's, which can be far
+// tighter than this computation's rounding where attention's output is near
+// zero and the fault's is not): the weighted sum's rounding in the compute
+// type, (n + 4) u sum_j w_j |v_j|, and each weight's error from its logit's
+// and its partition max's rounding, 2 (D + 2) u |scale| sum_d |q_d k_jd|,
+// times how far its value lies from the output; twice that, as every bound.
+std::optional<Prediction> split_kv_merge_unscaled(const Problem& p) {
+  constexpr int64_t kSplitPast = 2048, kPartitionKeys = 1024;
+  const Shape& s = p.shape;
+  if (s.kv_len <= kSplitPast) return std::nullopt;
+  Prediction pr = by_oracle(p);
+  const double u = unit_roundoff(compute_dtype(p.dtype));
+  const LD scale = std::abs(static_cast<LD>(p.effective_scale()));
+  std::vector<LD> w(s.kv_len), logit_error(s.kv_len);
+  for (int64_t bh = 0; bh < s.batch * s.heads; ++bh) {
+    const int64_t kv = p.kv_of(bh);
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      LD sum = 0;
+      int64_t n = 0;
+      for (int64_t p0 = 0; p0 < s.kv_len; p0 += kPartitionKeys) {
+        const int64_t p1 = std::min(s.kv_len, p0 + kPartitionKeys);
+        LD m = -INFINITY;
+        for (int64_t j = p0; j < p1; ++j)
+          if (p.visible(bh, i, j)) m = std::max(m, exact_logit(p, bh, i, j));
+        for (int64_t j = p0; j < p1; ++j) {
+          w[j] = p.visible(bh, i, j) ? std::exp(exact_logit(p, bh, i, j) - m) : 0;
+          sum += w[j];
+          n += p.visible(bh, i, j);
+          LD dot = 0;
+          for (int64_t d = 0; d < s.head_dim; ++d)
+            dot += std::abs(static_cast<LD>(p.q[p.q_at(bh, i, d)]) * static_cast<LD>(p.k[p.k_at(kv, j, d)]));
+          logit_error[j] = 2 * (s.head_dim + 2) * u * scale * dot;
+        }
+      }
+      if (!(sum > 0)) continue;  // a row that sees no key: the oracle's zeros
+      for (int64_t c = 0; c < s.value_dim; ++c) {
+        LD out = 0, mag = 0;
+        for (int64_t j = 0; j < s.kv_len; ++j)
+          if (p.visible(bh, i, j)) {
+            const LD vj = static_cast<LD>(p.v[p.v_at(kv, j, c)]);
+            out += w[j] / sum * vj;
+            mag += w[j] / sum * std::abs(vj);
+          }
+        LD spread = 0;  // the weights' errors, each moving the output towards its value
+        for (int64_t j = 0; j < s.kv_len; ++j)
+          if (p.visible(bh, i, j))
+            spread += w[j] / sum * std::abs(static_cast<LD>(p.v[p.v_at(kv, j, c)]) - out) * std::expm1(logit_error[j]);
+        const double at = static_cast<double>(out);
+        const double bound = 2 * static_cast<double>((n + 4) * u * mag + spread + unit_roundoff(p.dtype) * std::abs(out)) +
+                             min_subnormal(p.dtype);
+        pr.out[p.out_at(bh, i, c)] = at;
+        // Past the dtype's range the model leaves the element free (NaN).
+        pr.bound[p.out_at(bh, i, c)] = std::isfinite(bound) && std::abs(at) + bound < max_finite(p.dtype) ? bound : NAN;
+      }
+    }
+  }
+  return pr;
+}
+
 std::optional<Prediction> kv_swapped(const Problem& p) {
   if (p.shape.head_dim != p.shape.value_dim) return std::nullopt;
   Problem r = p;
@@ -278,6 +343,8 @@ const std::vector<FaultModel>& fault_models() {
         {"the causal rule's alignment swapped (top_left vs bottom_right)", causal_alignment_swapped},
         {"the causal rule off by one (each query also sees the next key)", causal_off_by_one},
         {"the last key dropped (key loop stops one short)", last_key_dropped},
+        {"split-KV partitions merged without rescaling by their maxima (past 2,048 keys, partitions of 1,024)",
+         split_kv_merge_unscaled},
         {"the mask ignored", mask_ignored},
         {"the mask applied after the softmax without renormalising", mask_after_softmax},
         {"NaN instead of zeros for rows that see no key", nan_for_empty_rows},

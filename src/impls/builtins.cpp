@@ -164,6 +164,13 @@ const std::vector<BuiltinInfo>& builtins() {
                  .description = "a key weighs exp(s - max) only if its score > -inf: a NaN in k drops its key as if masked",
                  .forward = nan_key_dropped_forward,
                  .pinned_laws = {"nan_propagates"}}),
+      // Past 2,048 keys only: caught by the default profile's long rows.
+      v1_member({.name = "split_kv_merge_unscaled",
+                 .description = "split-KV past 2,048 keys: partitions of 1,024 merged without rescaling by their maxima",
+                 .forward = split_kv_merge_unscaled_forward,
+                 .pinned_laws = {"matches_oracle"},
+                 .diagnosis = "split-KV partitions merged without rescaling",
+                 .profile = "default"}),
 
       // The zoo of ABI v2 faults: each by the law written for its feature, and by the oracle.
       v2_member({.name = "gqa_kv_modulo",

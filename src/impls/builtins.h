@@ -64,6 +64,10 @@ struct BuiltinInfo {
   // of its fault model's description, after "behaves like: "); "" where no
   // fault model explains the member (its fault leaves no shape to name).
   std::string_view diagnosis;
+  // The shape profile (gen/profiles.h) whose cases show its fault, where the
+  // small shapes cannot ("default": a fault past 2,048 keys); "" for those
+  // shapes. properties/zoo_caught_test.cpp runs its pinned laws there.
+  std::string_view profile;
 };
 
 // References first (reference, naive, online), then the zoo.

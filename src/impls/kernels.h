@@ -46,6 +46,7 @@ int nondeterministic_order_forward(const attncheck_call* call, char* err, size_t
 void nondeterministic_order_reset();
 int query_tile_shared_rowsum_forward(const attncheck_call* call, char* err, size_t err_len);
 int nan_key_dropped_forward(const attncheck_call* call, char* err, size_t err_len);
+int split_kv_merge_unscaled_forward(const attncheck_call* call, char* err, size_t err_len);
 
 // The v2 zoo: each declares every feature and gets exactly one of them wrong
 // (impls/zoo/knobbed_attention_v2.h); the v1 entry runs the dense v2 call.
