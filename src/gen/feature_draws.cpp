@@ -309,8 +309,8 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bo
   if (want(ATTNCHECK_FEATURE_SOFTCAP, 0.35)) p.softcap = draw_softcap(r, o.families);
   if ((broadcast_bias && (f & ATTNCHECK_FEATURE_BIAS)) || want(ATTNCHECK_FEATURE_BIAS, 0.4)) {
     p.bias_broadcast = draw_broadcast(r, dense_ok);
-    p.bias = draw_bias(r, p.dtype, stored_extents(s, p.bias_broadcast), o.families);
     if (broadcast_bias) p.bias_broadcast.per_batch = false;  // one bias for every sequence: stride 0
+    p.bias = draw_bias(r, p.dtype, stored_extents(s, p.bias_broadcast), o.families);
     if ((!p.q_lens.empty() || !p.kv_lens.empty()) && r.chance(0.5)) poison_bias_padding(p);
   }
   if (want(ATTNCHECK_FEATURE_ALIBI, 0.35)) p.alibi_slopes = draw_alibi(r, s.heads, o.families);

@@ -124,9 +124,6 @@ struct GenOptions {
   // Lengths are drawn as multiples of these (an implementation that tiles
   // without a remainder path, as the probe found); 1: any length.
   int64_t q_len_multiple = 1, kv_len_multiple = 1;
-};
-
-}  // namespace attncheck
   // With this probability a case takes one of the shapes of the public bug
   // reports (kv_len = 1 mod 32, seq_len = 64 mod 128, GQA ratios 28/4, 5/1,
   // 20/1, head dims 59 to 576, one query over a long cache, batch >= 2 with a
@@ -148,3 +145,6 @@ struct GenOptions {
   // derived call for most laws; more for the laws that compose or split a case
   // (their Law::tailor says so). A batched call of n sequences counts n.
   int64_t case_calls = 2;
+};
+
+}  // namespace attncheck
