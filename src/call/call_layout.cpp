@@ -9,6 +9,7 @@
 
 #include "call/call_zones.h"
 #include "call/paged_pool.h"
+#include "problem/kv_storage.h"
 
 namespace attncheck {
 
@@ -48,10 +49,12 @@ template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, F
   });
   fn("the input tensor k", l.k, l.k_bytes, [&](uint8_t* dst) {
     if (p.paged()) encode_paged_pool(p, p.k, s.head_dim, l.k_stride, l.k_bytes, dst);
+    else if (p.k_format != KvFormat::dtype) encode_kv_stored(p, true, dst);
     else tensor(p.k, k_extents(s), l.k_stride, p.layouts.k, p.cu_seqlens_k, l.k_bytes, dst);
   });
   fn("the input tensor v", l.v, l.v_bytes, [&](uint8_t* dst) {
     if (p.paged()) encode_paged_pool(p, p.v, s.value_dim, l.v_stride, l.v_bytes, dst);
+    else if (p.v_format != KvFormat::dtype) encode_kv_stored(p, false, dst);
     else tensor(p.v, v_extents(s), l.v_stride, p.layouts.v, p.cu_seqlens_k, l.v_bytes, dst);
   });
   if (p.has_mask())
@@ -85,6 +88,12 @@ template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, F
   ints("cu_seqlens_q", p.cu_seqlens_q, l.cu_q, l.cu_q_bytes);
   ints("cu_seqlens_k", p.cu_seqlens_k, l.cu_k, l.cu_k_bytes);
   ints("block_table", p.block_table, l.table, l.table_bytes);
+  for (const bool is_k : {true, false})
+    if (const std::size_t bytes = is_k ? l.k_scale_bytes : l.v_scale_bytes; bytes > 0)
+      fn(is_k ? "k_scale" : "v_scale", is_k ? l.k_scale : l.v_scale, bytes, [&, is_k](uint8_t* dst) {
+        const std::vector<float> scales = kv_scale_array(p, is_k);
+        std::memcpy(dst, scales.data(), bytes);
+      });
   if (l.backward)
     fn("the input tensor dout", l.dout, l.dout_bytes, [&](uint8_t* dst) {
       encode_view(t, p.dout, out_extents(s), l.dout_stride, has_gaps(p.layouts.dout), l.dout_bytes, dst);
@@ -157,6 +166,12 @@ CallLayout layout_for(const Problem& p, int abi) {
     l.v_bytes = paged_pool_bytes(p, p.layouts.v, s.value_dim);
     l.table_bytes = p.block_table.size() * sizeof(int32_t);
   }
+  for (const bool is_k : {true, false}) {  // a stored format (problem/kv_storage.h)
+    if ((is_k ? p.k_format : p.v_format) == KvFormat::dtype) continue;
+    kv_stored_strides(p, is_k, is_k ? l.k_stride : l.v_stride);
+    (is_k ? l.k_bytes : l.v_bytes) = static_cast<std::size_t>(kv_stored_bytes(p, is_k));
+    (is_k ? l.k_scale_bytes : l.v_scale_bytes) = kv_scale_array(p, is_k).size() * sizeof(float);
+  }
   l.out_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.value_dim, l.out_stride)
                              : view(p.layouts.out, out_extents(s), l.out_stride);
   l.cu_q_bytes = p.cu_seqlens_q.size() * sizeof(int32_t);
@@ -182,7 +197,8 @@ CallLayout layout_for(const Problem& p, int abi) {
                                {&l.mask, l.mask_bytes}, {&l.bias, l.bias_bytes}, {&l.q_lens, l.q_lens_bytes},
                                {&l.kv_lens, l.kv_lens_bytes}, {&l.alibi, l.alibi_bytes},
                                {&l.sinks, l.sinks_bytes}, {&l.cu_q, l.cu_q_bytes}, {&l.cu_k, l.cu_k_bytes},
-                               {&l.table, l.table_bytes}, {&l.dout, l.dout_bytes}}) {
+                               {&l.table, l.table_bytes}, {&l.k_scale, l.k_scale_bytes},
+                               {&l.v_scale, l.v_scale_bytes}, {&l.dout, l.dout_bytes}}) {
     *offset = at;
     at = align_up(at + bytes);
   }
@@ -292,6 +308,16 @@ attncheck_call_v3 abi_call_v3(const Problem& p, const CallLayout& l, uint8_t* ba
     c.max_pages_per_seq = p.max_pages_per_seq;
     c.num_pages = p.num_pages;
     c.page_size = p.page_size;
+  }
+  c.k_format = static_cast<attncheck_kv_format>(p.k_format);
+  c.v_format = static_cast<attncheck_kv_format>(p.v_format);
+  for (const bool is_k : {true, false}) {
+    const std::size_t bytes = is_k ? l.k_scale_bytes : l.v_scale_bytes;
+    if (bytes == 0) continue;
+    const KvScale s = kv_scale_view(p, is_k, reinterpret_cast<const float*>(base + (is_k ? l.k_scale : l.v_scale)));
+    attncheck_scale& to = is_k ? c.k_scale : c.v_scale;
+    to.data = s.data;
+    std::copy(s.stride, s.stride + 3, to.stride);
   }
   return c;
 }

@@ -2,6 +2,7 @@
 // serves an in-process buffer and a shared-memory mapping for a child process.
 //
 //   [q][k][v][mask][bias][q_lens][kv_lens][alibi][sinks][cu_seqlens_q][cu_seqlens_k][block_table]
+//   [k_scale][v_scale]
 //   [guard | out | guard] [guard | lse | guard]            (lse only when requested)
 //   [guard | dq | guard] [guard | dk | guard] [guard | dv | guard]
 //                                                  (a backward problem, abi 2)
@@ -36,6 +37,11 @@
 // kv head) with gaps (call/paged_pool.h): live keys where
 // block_table puts them, every other slot the problem's page_poison; the
 // table is an input after cu_seqlens_k.
+//
+// K or V in a stored format (ABI v3, abi 3): the codes of the real values
+// (problem/kv_storage.h), dense [batch][kv_heads][kv_len][units]; keys past
+// Lk hold poison codes (NaN codes, NaN d); the scales are inputs after the
+// table.
 //
 // A v1 call (abi 1) is dense BHSD, as v1 defines, with a full mask; only
 // problems within kV1Features can be laid out for it.
@@ -83,6 +89,11 @@ struct CallLayout {
   // ABI v3's paging (abi 3): block_table, int32 [batch][max_pages_per_seq]
   // (0 bytes when not paged); k and v are then the pool, their spans its size.
   std::size_t table = 0, table_bytes = 0;
+  // ABI v3's stored K and V formats (abi 3): k and v are then the stored
+  // tensors, dense [batch][kv_heads][kv_len][units] with strides in units
+  // (problem/kv_storage.h), and a scaled format's float32 scales an input
+  // (0 bytes for the other formats).
+  std::size_t k_scale = 0, v_scale = 0, k_scale_bytes = 0, v_scale_bytes = 0;
   std::size_t inputs_end = 0;  // first byte after the last input
   std::size_t total = 0;
 };

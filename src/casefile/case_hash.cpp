@@ -93,6 +93,11 @@ uint64_t case_content_hash(const CaseRecord& rec) {
       f.u64(kPagedFeature);
       feed_fields(f, p, Since::paged);
     }
+    // A problem's stored K and V formats (ABI v3), only for one, likewise.
+    if (p.kv_formatted()) {
+      f.u64(kKvFormatsFeature);
+      feed_fields(f, p, Since::kv_formats);
+    }
   }
   return f.value;
 }

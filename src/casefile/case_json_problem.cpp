@@ -80,6 +80,10 @@ void write_value(std::ostringstream& os, const F& field, const T& x, const Probl
     os << '"' << dtype_name(x) << '"';
   } else if constexpr (std::is_same_v<T, Causal>) {
     os << '"' << causal_name(x) << '"';
+  } else if constexpr (std::is_same_v<T, KvFormat>) {
+    os << '"' << kv_format_name(x) << '"';
+  } else if constexpr (std::is_same_v<T, ScaleGranularity>) {
+    os << '"' << scale_granularity_name(x) << '"';
   } else if constexpr (std::is_same_v<T, double>) {
     if (std::isnan(x)) os << "\"default\"";
     else if (std::isinf(x)) os << '"' << exact_float_text(x) << '"';
@@ -139,7 +143,11 @@ void write_problem_json(std::ostringstream& os, const Problem& p) {
       [&](const auto& field, const auto& x) {
         // Packing's (paging's) fields (ABI v3) in a packed (paged) problem's file only, whatever its level.
         const Since since = field.attrs.since;
-        if (since == Since::packed ? !p.packed() : since == Since::paged ? !p.paged() : since > level) return;
+        if (since == Since::packed     ? !p.packed()
+            : since == Since::paged      ? !p.paged()
+            : since == Since::kv_formats ? !p.kv_formatted()  // stored formats' in such a problem's file only
+                                         : since > level)
+          return;
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, Shape>) {
           // The extents are keys of "problem" itself.
           for_each_field<Shape>(

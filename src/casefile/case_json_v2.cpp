@@ -312,6 +312,41 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
     }
   } else if constexpr (same_member<m, &Problem::page_poison>()) {
     if (const json* j = r.optional(pj, f.name)) x = r.integer(*j, field, 0, kPagePoisonCodes - 1);
+  } else if constexpr (std::is_same_v<T, KvFormat>) {
+    // Absent: the dtype (neutral); the names are the spec's, lower case (kv_format.h).
+    if (const json* j = r.optional(pj, f.name)) {
+      const std::string name = r.string(pj, "problem.", f.name, true);
+      const auto kf = kv_format_from_name(name);
+      if (!kf) r.fail(field + " \"" + name + "\" is not a stored format (dtype, f16, bf16, fp8_e4m3, fp8_e5m2, int8, int4, q8_0, q4_0)");
+      if (!kv_format_allows(*kf, p.dtype))
+        r.fail(field + " \"" + name + "\" does not come with dtype " + std::string(dtype_name(p.dtype)));
+      const int64_t channels = same_member<m, &Problem::k_format>() ? p.shape.head_dim : p.shape.value_dim;
+      if (!kv_channels_fit(*kf, channels))
+        r.fail(field + " \"" + name + "\": " + std::to_string(channels) + " channels are not a whole number of " +
+               name + " units");
+      x = *kf;
+      (void)j;
+    }
+  } else if constexpr (std::is_same_v<T, ScaleGranularity>) {
+    if (r.optional(pj, f.name)) {
+      const std::string name = r.string(pj, "problem.", f.name, true);
+      bool found = false;
+      for (ScaleGranularity g : kScaleGranularities)
+        if (scale_granularity_name(g) == name) x = g, found = true;
+      if (!found) r.fail(field + " \"" + name + "\" is not per_tensor, per_kv_head, per_batch_kv_head or per_kv_head_channel");
+    }
+  } else if constexpr (same_member<m, &Problem::k_scales>() || same_member<m, &Problem::v_scales>()) {
+    // float32 scales (scaled formats) or binary16 d's (block formats); sized by the format.
+    const json* j = r.optional(pj, f.name);
+    const int64_t want = f.attrs.size(p);
+    if (!j || j->is_null()) {
+      if (want != 0) r.fail(field + " is missing: its format needs " + std::to_string(want) + " values");
+      return;
+    }
+    const bool is_k = same_member<m, &Problem::k_scales>();
+    const KvFormat kf = is_k ? p.k_format : p.v_format;
+    if (want == 0) r.fail(field + " is given but " + std::string(kv_format_name(kf)) + " has no scales");
+    x = r.floats(*j, field, want, info(kf).block_scaled ? DType::f16 : DType::f32);
   } else if constexpr (same_member<m, &Problem::alibi_slopes>() || same_member<m, &Problem::sinks>()) {
     x = read_per_head(r, pj, f.name, f.attrs.size(p));
   } else if constexpr (std::is_same_v<T, std::vector<double>>) {
@@ -319,7 +354,12 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
     // schema 1's (q, k, v) required, the later ones optional.
     const json* j = f.attrs.since == Since::v1 ? &r.member(pj, "problem.", f.name) : r.optional(pj, f.name);
     if (!j) return;
-    x = r.floats(*j, field, f.attrs.size(p), p.dtype);
+    // k and v in a stored format hold real values (exact in binary64, problem.h): the
+    // problem's consistency checks them against the format and its scales.
+    DType exact_in = p.dtype;
+    if constexpr (same_member<m, &Problem::k>()) exact_in = p.k_format != KvFormat::dtype ? DType::f64 : p.dtype;
+    if constexpr (same_member<m, &Problem::v>()) exact_in = p.v_format != KvFormat::dtype ? DType::f64 : p.dtype;
+    x = r.floats(*j, field, f.attrs.size(p), exact_in);
     if constexpr (same_member<m, &Problem::bias>())
       for (std::size_t i = 0; i < x.size(); ++i)
         if (x[i] == std::numeric_limits<double>::infinity())
@@ -332,7 +372,7 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
 }  // namespace
 
 void read_problem_json(const CaseReader& r, const json& pj, int schema_version, Problem& p) {
-  const Since level = schema_version == 1 ? Since::v1 : Since::paged;
+  const Since level = schema_version == 1 ? Since::v1 : Since::kv_formats;
   // Every field that is not a list first, in the list's order: the lists'
   // lengths are read from them (the shape, the broadcasts).
   for (const bool lists : {false, true})

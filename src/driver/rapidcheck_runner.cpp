@@ -80,6 +80,7 @@ class NotingImplementation final : public Implementation {
   std::string source() const override { return inner_.source(); }
   FeatureBits features() const override { return inner_.features(); }
   uint32_t promises() const override { return inner_.promises(); }
+  uint32_t kv_formats() const override { return inner_.kv_formats(); }
   bool shift_buffers(std::size_t bytes) override { return inner_.shift_buffers(bytes); }
   Outcome run(const Problem& p) override {
     Outcome o = inner_.run(p);
@@ -168,6 +169,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   // law understands; the features the law is about in every problem.
   gen.features = options.features & impl.features() & law.features;
   gen.required = law.required & gen.features & ~kV1Features;
+  gen.kv_formats = impl.kv_formats();  // the stored formats it offers (with kKvFormatsFeature)
   if (law.tailor) law.tailor(gen);
   if (const FeatureBits missing = law.required & ~(options.features & impl.features())) {
     report.status = LawStatus::skipped;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "gen/feature_draws.h"
+#include "gen/kv_format_draws.h"
 #include "gen/packed_draws.h"
 #include "gen/paged_draws.h"
 #include "gen/value_draws.h"
@@ -327,6 +328,9 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bo
   // laid out yet); nothing drawn without kPagedFeature (kPackedFeature).
   if (!p.is_backward() && want(kPagedFeature, 0.5)) draw_paging(r, p);
   if (!p.is_backward() && want(kPackedFeature, 0.5)) draw_packing(r, p);
+  // ABI v3's stored K and V formats, last (padded dense keys only: after the
+  // packing, which may leave them so): nothing drawn without kKvFormatsFeature.
+  if (!p.is_backward() && want(kKvFormatsFeature, 0.7)) draw_kv_formats(r, p, o.kv_formats);
 }
 
 template void draw_kv_heads(RandomChoices&, int64_t, Shape&, bool);

@@ -11,6 +11,7 @@
 
 #include "gen/feature_draws.h"
 #include "gen/packed_draws.h"
+#include "gen/kv_format_draws.h"
 #include "gen/paged_draws.h"
 #include "gen/generators.h"
 #include "problem/transforms.h"
@@ -122,6 +123,8 @@ void shrink_features(const Problem& p, std::vector<Problem>& out) {
   shrink_packing(p, out);
   // ABI v3's paging: unpaged, then smaller plain pages, then no poison.
   shrink_paging(p, out);
+  // ABI v3's stored K and V formats: both unquantized, then K alone, V alone.
+  shrink_kv_formats(p, out);
   // Then simpler forms of what stays.
   shrink_layouts(p, out);
   shrink_lengths(p, out);

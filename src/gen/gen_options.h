@@ -109,6 +109,10 @@ struct GenOptions {
   // shape allows (GQA needs two heads): a law about one feature asks for it
   // here rather than discarding the problems that lack it. Only v2 bits.
   FeatureBits required = 0;
+  // With kKvFormatsFeature in `features`: the stored K and V formats the
+  // implementation offers (Implementation::kv_formats, bit 1u << f); K and V
+  // are stored only in these (gen/kv_format_draws.h).
+  uint32_t kv_formats = 0;
   bool explicit_scale = true;   // may draw an explicit scale (else always the default)
   unsigned families = kClassicFamilies;
   // Grows lengths and dims by this factor in long runs (ATTNCHECK_SIZE=long).

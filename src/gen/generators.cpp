@@ -662,7 +662,8 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
   // A packed or paged case: the v2 shrinks know nothing of slots (a length
   // grown past its slot) or of aliased pages (one reader's key changed alone);
   // those candidates are dropped, the packing's and paging's own kept.
-  if (p.packed() || p.paged())
+  // Stored K and V formats likewise (a value made simpler is no code times its scale).
+  if (p.packed() || p.paged() || p.kv_formatted())
     out.erase(std::remove_if(out.begin(), out.end(), [](const Problem& c) { return !c.inconsistency().empty(); }),
               out.end());
   return out;

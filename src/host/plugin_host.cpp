@@ -206,15 +206,16 @@ Outcome PluginImplementation::run(const Problem& problem) {
     o.lse.clear();
     return o;
   }
-  if (std::string why = undeclared_features(problem, features()); !why.empty())
+  if (std::string why = undeclared_features(problem, features(), kv_formats()); !why.empty())
     return {CallStatus::unsupported, {}, why};
   // A packed problem whose packing does not fit its shape (a call derived from
   // a packed case by a transform that knows nothing of packing) would be laid
   // out past its buffers: never sent, and said to be the checker's.
-  if (problem.packed() || problem.paged())
+  if (problem.packed() || problem.paged() || problem.kv_formatted())
     if (std::string bad = problem.inconsistency(); !bad.empty())
       return {CallStatus::unsupported, {}, std::string("not called: the checker built an inconsistent ") +
-                                               (problem.paged() ? "paged" : "packed") + " call (" + bad + ")"};
+                                               (problem.paged() ? "paged" : problem.packed() ? "packed" : "quantized") +
+                                               " call (" + bad + ")"};
   // A v3 call is laid out as v2's, with the packing's arrays when packed.
   const CallLayout layout = layout_for(problem, abi_ >= 2 ? static_cast<int>(abi_) : 1);
   std::string why;

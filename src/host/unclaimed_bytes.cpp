@@ -36,6 +36,8 @@ std::vector<ByteSpan> unclaimed_spans(const CallLayout& l, std::size_t region_si
                               {l.cu_q, l.cu_q + l.cu_q_bytes},
                               {l.cu_k, l.cu_k + l.cu_k_bytes},
                               {l.table, l.table + l.table_bytes},
+                              {l.k_scale, l.k_scale + l.k_scale_bytes},
+                              {l.v_scale, l.v_scale + l.v_scale_bytes},
                               {l.dout, l.dout + l.dout_bytes},
                               {l.guard_before, l.guard_after + CallLayout::kGuardBytes},
                               {l.lse_guard_before, l.lse_bytes ? l.lse_guard_after + CallLayout::kGuardBytes : 0},

@@ -1,6 +1,7 @@
 #include "impls/builtins.h"
 
 #include "impls/kernels.h"
+#include "impls/zoo/kv_format_members.h"
 #include "impls/zoo/packed_members.h"
 #include "impls/zoo/paged_members.h"
 #include "impls/zoo/promise_members.h"
@@ -40,6 +41,10 @@ BuiltinInfo backward_member(BuiltinInfo row) {
 // query block) items; reference: Eigen products sized by the sequence's Lq
 // and Lk), never by the batch, the bounds, the addresses or the padding; their
 // backwards sum dk and dv in a fixed order.
+// Every stored K and V format (ABI v3): the references decode each exactly
+// (impls/kv_format_gather.h) and compute over the real values rounded once.
+constexpr uint32_t kEveryKvFormat = (1u << 9) - 2;
+
 constexpr uint32_t kReferencePromises =
     ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD | ATTNCHECK_PROMISE_BATCH_INVARIANT;
 
@@ -50,6 +55,15 @@ BuiltinInfo packed_member(BuiltinInfo row) {
   row.forward = reference_forward;
   row.forward_v2 = reference_forward_v2;
   row.features = kAllFeatures | kPackedFeature;
+  return row;
+}
+
+// A zoo member of ABI v3's stored K and V formats: reference's entries
+// (correct) but its v3 forward, with every v2 feature, PACKED and every format.
+BuiltinInfo kv_format_member(BuiltinInfo row) {
+  row = packed_member(row);
+  row.features = kAllFeatures | kPackedFeature | kKvFormatsFeature;
+  row.kv_formats = (1u << 9) - 2;  // every format but DTYPE's bit (implied)
   return row;
 }
 
@@ -71,28 +85,31 @@ const std::vector<BuiltinInfo>& builtins() {
        .description = "whole-matrix attention with Eigen: S = scale Q K^T, stable softmax, P V",
        .forward = reference_forward,
        .forward_v2 = reference_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature,
        .backward_v2 = reference_backward_v2,
        .forward_v3 = reference_forward_v3,
-       .promises = kReferencePromises},
+       .promises = kReferencePromises,
+       .kv_formats = kEveryKvFormat},
       {.name = "naive",
        .kind = BuiltinKind::reference,
        .description = "the founding C# loops made correct: one query row at a time, scaled, max-subtracted",
        .forward = naive_forward,
        .forward_v2 = naive_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature,
        .backward_v2 = naive_backward_v2,
        .forward_v3 = naive_forward_v3,
-       .promises = kReferencePromises},
+       .promises = kReferencePromises,
+       .kv_formats = kEveryKvFormat},
       {.name = "online",
        .kind = BuiltinKind::reference,
        .description = "tiled streaming softmax (FlashAttention order): running max, sum and rescaled output",
        .forward = online_forward,
        .forward_v2 = online_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature,
        .backward_v2 = online_backward_v2,
        .forward_v3 = online_forward_v3,
-       .promises = kReferencePromises},
+       .promises = kReferencePromises,
+       .kv_formats = kEveryKvFormat},
 
       // The zoo of ABI v1 faults. The founding faults are caught by the laws
       // named in the founding case.
@@ -267,6 +284,15 @@ const std::vector<BuiltinInfo>& builtins() {
                                     "ignored for cu_seqlens_k calls",
                      .forward_v3 = packed_kv_lens_ignored_forward_v3,
                      .pinned_laws = {"slack_inert_and_untouched", "packed_equals_padded", "empty_sequences"}}),
+
+      // ABI v3's stored K and V formats: reference's forward with one fault of a
+      // quantized-cache kernel (no fault model reads a stored format yet:
+      // undiagnosed, diagnose_v2_test says why).
+      kv_format_member({.name = "kv_scale_ignored",
+                        .description = "the scales of fp8, int8 and int4 K and V never applied (each read as 1): "
+                                       "flashinfer#4979, ragged prefill ignored k_scale/v_scale",
+                        .forward_v3 = kv_scale_ignored_forward_v3,
+                        .pinned_laws = {"quantized_matches_oracle"}}),
 
       // ABI v3's paged keys: reference's paged forward with one fault of a
       // paged kernel each, right on unpaged calls (no fault model reads a

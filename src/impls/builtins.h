@@ -52,6 +52,9 @@ struct BuiltinInfo {
   // judged bit for bit by the promised_* laws: only what its code keeps on
   // every call (a v2 built-in only; 0: none).
   uint32_t promises = 0;
+  // With kKvFormatsFeature among `features`: the stored K and V formats its v3
+  // forward offers, bit (1u << f) per attncheck_kv_format f (0: none).
+  uint32_t kv_formats = 0;
 
   // What is known about a zoo member (empty for a reference); every test and
   // script that needs the zoo reads it here, none keeps its own list.

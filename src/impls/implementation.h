@@ -36,6 +36,10 @@ class Implementation {
   // "Promises"). A version-3 plugin's attncheck_impl_v3::promises; a built-in's
   // row (impls/builtins.h).
   virtual uint32_t promises() const { return 0; }
+  // The stored K and V formats it offers with ATTNCHECK_FEATURE_KV_FORMATS: bit
+  // (1u << f) per attncheck_kv_format f (DTYPE, bit 0, implied), as a version-3
+  // plugin's attncheck_impl_v3::kv_formats. Problems store K and V only in these.
+  virtual uint32_t kv_formats() const { return 0; }
   // Places the buffers of the calls that follow `bytes` (a multiple of
   // CallLayout::kAlign, 64) further into the call's region: every tensor at
   // another address, the same layout and the same bytes. 0 puts them back.
@@ -63,10 +67,16 @@ inline std::string promise_list(uint32_t bits) {
 // What an implementation answers, without being called, for a problem that
 // uses a feature it does not declare: never sent, so "unsupported" (a law that
 // only drew such problems judged nothing, and cannot pass). "" message: declared.
-inline std::string undeclared_features(const Problem& problem, FeatureBits declared) {
+// A K or V format outside `kv_formats` (Implementation::kv_formats) is answered likewise.
+inline std::string undeclared_features(const Problem& problem, FeatureBits declared, uint32_t kv_formats = 0) {
   const FeatureBits missing = problem.features() & ~declared;
-  if (!missing) return "";
-  return "not called: the problem uses " + feature_list(missing) + ", which the implementation does not declare";
+  if (missing)
+    return "not called: the problem uses " + feature_list(missing) + ", which the implementation does not declare";
+  for (const KvFormat f : {problem.k_format, problem.v_format})
+    if (f != KvFormat::dtype && !(kv_formats & (1u << static_cast<int>(f))))
+      return "not called: the problem stores K or V as " + std::string(kv_format_name(f)) +
+             ", which the implementation does not offer in kv_formats";
+  return "";
 }
 
 // The spec hands a backward call the implementation's own lse whenever it

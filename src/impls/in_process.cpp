@@ -32,15 +32,16 @@ Outcome InProcessImplementation::run(const Problem& problem) {
     o.lse.clear();
     return o;
   }
-  if (std::string why = undeclared_features(problem, features()); !why.empty())
+  if (std::string why = undeclared_features(problem, features(), kv_formats()); !why.empty())
     return {CallStatus::unsupported, {}, why};
   // A packed problem whose packing does not fit its shape (a call derived from
   // a packed case by a transform that knows nothing of packing) would be laid
   // out past its buffers: never sent, and said to be the checker's.
-  if (problem.packed() || problem.paged())
+  if (problem.packed() || problem.paged() || problem.kv_formatted())
     if (std::string bad = problem.inconsistency(); !bad.empty())
       return {CallStatus::unsupported, {}, std::string("not called: the checker built an inconsistent ") +
-                                               (problem.paged() ? "paged" : "packed") + " call (" + bad + ")"};
+                                               (problem.paged() ? "paged" : problem.packed() ? "packed" : "quantized") +
+                                               " call (" + bad + ")"};
   const CallLayout layout = layout_for(problem, forward_v3_ ? 3 : forward_v2_ ? 2 : 1);
   uint8_t* const start = region_.at_least(layout.total + shift_);
   uint8_t* const region = start ? start + shift_ : nullptr;
@@ -79,6 +80,7 @@ std::unique_ptr<Implementation> make_builtin(std::string_view name) {
     auto impl = std::make_unique<InProcessImplementation>(std::string(info->name), info->forward_v2, info->features,
                                                           info->backward_v2);
     impl->set_promises(info->promises);
+    impl->set_kv_formats(info->kv_formats);
     if (info->forward_v3) impl->set_forward_v3(info->forward_v3);
     return impl;
   }

@@ -27,6 +27,7 @@
 #include <Eigen/Core>
 
 #include "attncheck/plugin_v3.h"
+#include "impls/kv_format_gather.h"
 #include "impls/paged_gather.h"
 #include "impls/typed_call.h"
 
@@ -397,6 +398,16 @@ int dispatch_v3(const attncheck_call_v3* call, char* err, std::size_t err_len, K
         return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
       unpaged = detail::gather_paged(*call, copies);
       call = &unpaged;
+    }
+    // Stored K and V formats (impls/kv_format_gather.h): decoded to their real values,
+    // rounded once to the dtype, then computed as version 2.
+    detail::KvDecodedCopies decoded;
+    attncheck_call_v3 plain{};
+    if (detail::kv_formats_in_use(*call)) {
+      if (const std::string defect = detail::kv_format_defect(*call); !defect.empty())
+        return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
+      plain = detail::decode_kv_formats(*call, decoded);
+      call = &plain;
     }
     if (const std::string defect = detail::call_v2_defect(&call->v2); !defect.empty())
       return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());

@@ -58,6 +58,8 @@ Law law_page_permutation_bit_identical();
 Law law_page_size_independence();
 Law law_dead_bytes_inert();
 Law law_aliases_equal_copies();
+// ABI v3's stored K and V formats (forward).
+Law law_quantized_matches_oracle();
 Law law_split_consistency();
 // Gradients (backward problems; skipped for an implementation without backward).
 Law law_grad_matches_oracle();
@@ -118,6 +120,7 @@ const std::vector<Law>& all_laws() {
       law_page_size_independence(),
       law_dead_bytes_inert(),
       law_aliases_equal_copies(),
+      law_quantized_matches_oracle(),
       law_window_equals_mask(),
       law_alibi_equals_bias(),
       law_softcap_bounds_weights(),

@@ -11,6 +11,7 @@
 
 #include "oracle/oracle.h"
 #include "problem/dtype.h"
+#include "problem/kv_storage.h"
 
 namespace attncheck::oracle_detail {
 
@@ -35,6 +36,12 @@ struct Arithmetic {
                        // a weight stored below it keeps only an absolute accuracy (or is flushed)
   double weight_step;  // half the 16-bit storage's smallest subnormal: rounding to a subnormal step
   double exp_ulps;     // error of one exp, in units of u (a logit error of exp_ulps * u)
+  // ABI v3's stored K and V (docs/tolerance.md, "Stored K and V formats"): the relative
+  // error of each real key element rounded once to the dtype plus the scale applied to the
+  // logit after the dot product (one more rounding), charged on a_j; the same for values,
+  // on sum_j p_j |v_jc|. 0 without a stored format (and for the oracle's own arithmetic).
+  double kv_logit = 0;
+  double kv_value = 0;
 };
 
 // Every libm and vectorised exp we know is within 2 ulps.
@@ -47,6 +54,23 @@ inline Arithmetic arithmetic_of(DType t) {
   const bool stored_narrower = compute != t;  // 16-bit storage of f32 arithmetic
   return {unit_roundoff(compute), stored_narrower ? unit_roundoff(t) : 0.0, min_normal(compute), min_subnormal(t),
           stored_narrower ? min_normal(t) : 0.0, stored_narrower ? min_subnormal(t) / 2 : 0.0, kLibmExpUlps};
+}
+
+// arithmetic_of(p.dtype) with ABI v3's stored K and V formats' terms (docs/tolerance.md,
+// "Stored K and V formats"): for K in a stored format, kv_logit = u_k + u, one rounding of each
+// real key element to the dtype (u_k = kv_element_rounding, problem/kv_storage.h: 0 when the
+// format's values are exact in the dtype) and one of the scale (or a block's d) applied to the
+// dot product instead of the keys; for V, kv_value the same on the output. Where a real element
+// may round into the dtype's subnormals (u_k or u_v > 0), `tiny` is at least half the dtype's
+// smallest subnormal, an absolute error the flush terms then carry (|scale| sum_d |q_d| tiny on
+// the logit, (n + 2) tiny on the output).
+inline Arithmetic arithmetic_of(const Problem& p) {
+  Arithmetic a = arithmetic_of(p.dtype);
+  const double uk = kv_element_rounding(p, true), uv = kv_element_rounding(p, false);
+  if (p.k_format != KvFormat::dtype) a.kv_logit = uk + a.u;
+  if (p.v_format != KvFormat::dtype) a.kv_value = uv + a.u;
+  if (uk > 0 || uv > 0) a.tiny = std::max(a.tiny, min_subnormal(p.dtype) / 2);
+  return a;
 }
 
 // The oracle's own arithmetic in H, so its error is added to the bound too.
@@ -62,7 +86,7 @@ template <class H> Arithmetic oracle_arithmetic(double exp_ulps = kLibmExpUlps) 
 //   |scale| sum_d (|q_d| + |k_jd|) times the arithmetic's smallest normal).
 inline double logit_error(const Arithmetic& ar, double gamma_d3, double s, double x, double a, double ftz) {
   // x = s - m
-  return gamma_d3 * a + ar.u * std::abs(x) + ar.exp_ulps * ar.u +
+  return (gamma_d3 + ar.kv_logit) * a + ar.u * std::abs(x) + ar.exp_ulps * ar.u +
          (ar.u16 > 0 ? ar.u16 * (std::abs(s) + std::abs(x) + 1) : 0.0) + ftz;
 }
 
@@ -72,7 +96,7 @@ inline double logit_error(const Arithmetic& ar, double gamma_d3, double s, doubl
 // (lse rounded once: up to a relative sqrt(u)). `m` is the row's largest logit.
 inline double accumulation_coefficient(const Arithmetic& dt, double n, double m) {
   const double lse = std::min(dt.u * (std::abs(m) + std::log(n) + 2), std::sqrt(dt.u));
-  return 2 * gamma(2 * n + 1, dt.u) + dt.u + 2 * dt.u16 + lse;
+  return 2 * gamma(2 * n + 1, dt.u) + dt.u + 2 * dt.u16 + lse + dt.kv_value;
 }
 // The oracle divides by its sum: no lse.
 inline double oracle_accumulation_coefficient(const Arithmetic& orc, double n) {

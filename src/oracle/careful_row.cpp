@@ -66,7 +66,7 @@ template <class H> void careful_row(const Problem& p, int64_t bh, int64_t i, Ora
   const int64_t terms = n + (sink ? 1 : 0);
   const bool in_domain = row_in_finite_domain(p, bh, i);
   o.row_in_domain[row] = in_domain;
-  const Arithmetic dt = arithmetic_of(p.dtype), orc = oracle_arithmetic<H>();
+  const Arithmetic dt = arithmetic_of(p), orc = oracle_arithmetic<H>();
   if (n == 0) {  // sees nothing: the ABI's zeros, judged by fully_masked_rows_zero alone
     for (int64_t c = 0; c < sh.value_dim; ++c) {
       o.exact[p.out_at(bh, i, c)] = 0;

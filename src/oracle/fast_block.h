@@ -176,14 +176,15 @@ struct RowPlan {
 template <class Exact> class FastBlock {
  public:
   FastBlock(const Problem& p, const HeadKeys& h, int64_t bh, OracleResult& o)
-      : p_(p), h_(h), bh_(bh), o_(o), exact_(p, h, bh), dt_(arithmetic_of(p.dtype)) {
+      : p_(p), h_(h), bh_(bh), o_(o), exact_(p, h, bh), dt_(arithmetic_of(p)) {
     const Shape& sh = p.shape;
     scale_ = p.effective_scale();
     transforms_ = p.softcap > 0 || p.has_bias() || !p.alibi_slopes.empty();
     sinks_ = !p.sinks.empty();
     chain_limit_ = std::min(max_finite(compute_dtype(p.dtype)), compute_dtype(p.dtype) != p.dtype ? max_finite(p.dtype) : kInf) / 2;
     chain_slack_ = 1 + 8 * unit_roundoff(compute_dtype(p.dtype));
-    g_dt_ = gamma(static_cast<double>(sh.head_dim) + 3, dt_.u);
+    // logit_error's (gamma(D + 3) + kv_logit) a_j, inlined by the kernels (fast_kernels.cpp).
+    g_dt_ = gamma(static_cast<double>(sh.head_dim) + 3, dt_.u) + dt_.kv_logit;
     const DType compute = compute_dtype(p.dtype);
     half_compute_ = max_finite(compute) / 2;
     half_store_ = compute != p.dtype ? max_finite(p.dtype) / 2 : kInf;

@@ -50,7 +50,7 @@ OracleResult oracle_detail::sized_result(const Shape& sh) {
 void oracle_detail::empty_row_lse(const Problem& p, int64_t bh, int64_t i, const Arithmetic& orc, OracleResult& o) {
   const int64_t row = bh * p.shape.q_len + i;
   const double s = p.sink_of(bh);
-  const Arithmetic dt = arithmetic_of(p.dtype);
+  const Arithmetic dt = arithmetic_of(p);
   o.lse_exact[row] = s;
   const bool inside = !p.sinks.empty() && std::abs(s) < sink_limit(p);
   o.lse_bound[row] =

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "problem/kv_storage.h"
 #include "problem/number_text.h"
 #include "problem/problem_fields.h"
 
@@ -70,6 +71,7 @@ std::string_view feature_name(FeatureBits one_bit) {
     case ATTNCHECK_FEATURE_LSE: return "lse";
     case kPackedFeature: return "packed";
     case kPagedFeature: return "paged";
+    case kKvFormatsFeature: return "kv_formats";
     case kBackwardFeature: return "backward";
   }
   return "";
@@ -128,6 +130,7 @@ FeatureBits Problem::features() const {
   if (is_backward()) f |= kBackwardFeature;
   if (packed()) f |= kPackedFeature;
   if (paged()) f |= kPagedFeature;
+  if (kv_formatted()) f |= kKvFormatsFeature;
   return f;
 }
 
@@ -301,6 +304,7 @@ std::string Problem::inconsistency() const {
   }
   if (auto msg = packing_inconsistency(*this); !msg.empty()) return msg;
   if (auto msg = paging_inconsistency(*this); !msg.empty()) return msg;
+  if (auto msg = kv_storage_inconsistency(*this); !msg.empty()) return msg;
   if (!(softcap == 0 || (std::isfinite(softcap) && softcap > 0))) return "softcap must be 0 (none) or finite and > 0";
   for (const auto* per_head : {&alibi_slopes, &sinks}) {
     if (per_head->empty()) continue;
@@ -340,6 +344,13 @@ std::string Problem::header() const {
   if (packed_k()) os << " packed_k total_k=" << total_k;
   if (paged())
     os << " paged page_size=" << page_size << " num_pages=" << num_pages << " max_pages_per_seq=" << max_pages_per_seq;
+  // Stored K and V (ABI v3): the tensors shown are their real values.
+  for (const bool is_k : {true, false}) {
+    const KvFormat f = is_k ? k_format : v_format;
+    if (f == KvFormat::dtype) continue;
+    os << (is_k ? " k_format=" : " v_format=") << kv_format_name(f);
+    if (info(f).scaled) os << "/" << scale_granularity_name(is_k ? k_scale_granularity : v_scale_granularity);
+  }
   if (is_backward()) os << " backward";
   return os.str();
 }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "problem/dtype.h"
+#include "problem/kv_format.h"
+#include "problem/kv_scale.h"
 #include "problem/visibility.h"
 #include "attncheck/plugin_v3.h"
 
@@ -109,6 +111,9 @@ inline constexpr FeatureBits kPackedFeature = ATTNCHECK_FEATURE_PACKED;
 // ABI v3's paged keys (block_table): bit 11, the ABI's. Like kPackedFeature,
 // outside kEveryFeature: only laws whose features name it see paged problems.
 inline constexpr FeatureBits kPagedFeature = ATTNCHECK_FEATURE_PAGED;
+// ABI v3's stored K and V formats (k_format, v_format, their scales): bit 13,
+// the ABI's, outside kEveryFeature like the two above.
+inline constexpr FeatureBits kKvFormatsFeature = ATTNCHECK_FEATURE_KV_FORMATS;
 // Not an ABI bit: a problem with a dout is a backward problem (the forward
 // call, then ABI v2's `backward` on the implementation's own out and lse), and
 // an implementation "declares" it by having a backward. Keeping it among the
@@ -202,6 +207,29 @@ struct Problem {
   // a huge finite value (3: the dtype's largest / 4). page_poison_value().
   int64_t page_poison = 0;
 
+  // --- ABI v3: stored formats of K and V (docs/abi/plugin-abi-v3.md, "Stored
+  // formats of K and V"; docs/kv-formats.md) ---
+  // k and v above hold the REAL values (each exact in binary64, not in
+  // general in `dtype`), so the oracle reads them as it reads any keys; the
+  // codes the call sends are derived from them and the scales below by exact
+  // division (problem/kv_storage.h), and a problem whose real values are not
+  // exactly code * scale of its format is inconsistent. Holding the real
+  // values (not the codes) keeps the oracle exact without a decoder and a
+  // case file readable; holding the scales (not leaving them to a quantizer)
+  // keeps the codes the generator drew. KvFormat::dtype: as version 2.
+  //   k_scales, scaled formats (fp8, int8, int4): the dense float32 array of
+  //     k_scale_granularity (kv_scale.h: [1], [kv_heads], [batch][kv_heads],
+  //     [kv_heads][head_dim]); block formats (q8_0, q4_0): the binary16 d of
+  //     every block, [batch][kv_heads][kv_len][head_dim / 32]; otherwise empty.
+  //   v_scales likewise over value_dim.
+  // Keys past Lk exist nowhere in the call: their stored rows are poison codes
+  // (NaN codes, NaN d; the extreme code for int8/int4). Only with padded,
+  // dense k and v (not packed, not paged, no k/v layouts) and forward.
+  KvFormat k_format = KvFormat::dtype, v_format = KvFormat::dtype;
+  ScaleGranularity k_scale_granularity = ScaleGranularity::per_tensor,
+                   v_scale_granularity = ScaleGranularity::per_tensor;
+  std::vector<double> k_scales, v_scales;
+
   // The same call: every field (problem_fields.h lists them) equal, doubles
   // by their bits (a NaN scale equals a NaN scale of the same bits, -0 differs
   // from +0: a call that sends other bits is another call), the shape as
@@ -215,6 +243,8 @@ struct Problem {
   bool packed_k() const { return !cu_seqlens_k.empty(); }
   bool packed() const { return packed_q() || packed_k(); }
   bool paged() const { return !block_table.empty(); }
+  // K or V stored in a format other than the dtype.
+  bool kv_formatted() const { return k_format != KvFormat::dtype || v_format != KvFormat::dtype; }
   // Pages sequence b reads: ceil(Lk / page_size) (paged problems only).
   int64_t pages_used_by(int64_t b) const { return (kv_len_of(b) + page_size - 1) / page_size; }
   // The page holding key j of sequence b (paged problems only).

@@ -44,14 +44,17 @@
 
 #include "problem/field_list.h"
 #include "problem/problem.h"
+#include "problem/kv_storage.h"
 
 namespace attncheck {
 
 // `packed` is not a step after `backward`: its fields (ABI v3's packing) are in
 // the file and the hash of a packed problem only, forward or backward, so
 // every file without packing keeps its bytes and its name. `paged` likewise
-// (ABI v3's paging): in a paged problem's file and hash only.
-enum class Since : uint8_t { v1, v2, backward, packed, paged };
+// (ABI v3's paging): in a paged problem's file and hash only; `kv_formats`
+// (ABI v3's stored K and V formats) in the file and hash of a problem that
+// stores K or V in a format other than its dtype only.
+enum class Since : uint8_t { v1, v2, backward, packed, paged, kv_formats };
 
 struct ProblemAttrs {
   Since since = Since::v1;
@@ -176,6 +179,16 @@ struct FieldsOf<Problem> {
                                                                .size = [](const Problem& p) {
                                                                  return p.shape.batch * p.max_pages_per_seq;
                                                                }}),
+      // The stored formats' own (the oracle reads the real k and v, and the bound
+      // the formats: one rounding of each real element, problem/kv_storage.h).
+      field<&Problem::k_format>("k_format", ProblemAttrs{.since = Since::kv_formats, .hash = 30}),
+      field<&Problem::v_format>("v_format", ProblemAttrs{.since = Since::kv_formats, .hash = 31}),
+      field<&Problem::k_scale_granularity>("k_scale_granularity", ProblemAttrs{.since = Since::kv_formats, .hash = 32}),
+      field<&Problem::v_scale_granularity>("v_scale_granularity", ProblemAttrs{.since = Since::kv_formats, .hash = 33}),
+      field<&Problem::k_scales>("k_scales", ProblemAttrs{.since = Since::kv_formats, .hash = 34,
+                                                         .size = [](const Problem& p) { return kv_scales_size(p, true); }}),
+      field<&Problem::v_scales>("v_scales", ProblemAttrs{.since = Since::kv_formats, .hash = 35,
+                                                         .size = [](const Problem& p) { return kv_scales_size(p, false); }}),
   };
 };
 static_assert(fields_complete<Problem>(), "a member of Problem is missing from its field list");

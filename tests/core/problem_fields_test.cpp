@@ -18,6 +18,7 @@
 #include "host/call_wire.h"
 #include "call/call_layout.h"
 #include "gen/generators.h"
+#include "gen/kv_format_draws.h"
 #include "problem/paging.h"
 #include "problem/problem_fields.h"
 
@@ -37,6 +38,9 @@ T changed(const T& x) {
   else if constexpr (std::is_same_v<T, int64_t>) return x + 1;
   else if constexpr (std::is_same_v<T, DType>) return x == DType::f32 ? DType::f64 : DType::f32;
   else if constexpr (std::is_same_v<T, Causal>) return x == Causal::none ? Causal::top_left : Causal::none;
+  else if constexpr (std::is_same_v<T, KvFormat>) return x == KvFormat::int8 ? KvFormat::fp8_e4m3 : KvFormat::int8;
+  else if constexpr (std::is_same_v<T, ScaleGranularity>)
+    return x == ScaleGranularity::per_tensor ? ScaleGranularity::per_kv_head : ScaleGranularity::per_tensor;
   else if constexpr (std::is_same_v<T, Shape>) return Shape{x.batch + 1, x.heads, x.q_len, x.kv_len, x.head_dim, x.value_dim, x.kv_heads};
   else if constexpr (std::is_same_v<T, Broadcast>) return Broadcast{!x.per_batch, x.per_head, x.per_row};
   else if constexpr (std::is_same_v<T, ViewLayouts>) {
@@ -150,6 +154,22 @@ Problem paged_busy_problem() {
   return p;
 }
 
+// The busy problem's forward with K stored as fp8_e4m3 per kv head and V as
+// int8 per (batch, kv head) (ABI v3), in f32 when it was f64, dense views.
+Problem formatted_busy_problem() {
+  Problem p = busy_problem();
+  p.dout.clear();
+  p.layouts = ViewLayouts{};
+  if (p.dtype == DType::f64) {
+    p.dtype = DType::f32;
+    round_tensors(p);
+  }
+  gen::RandomChoices r(5);
+  gen::store_kv_side(r, p, true, KvFormat::fp8_e4m3, ScaleGranularity::per_kv_head);
+  gen::store_kv_side(r, p, false, KvFormat::int8, ScaleGranularity::per_batch_kv_head);
+  return p;
+}
+
 // A paging field changed so that the paged problem stays consistent (but
 // max_pages_per_seq, which the table's length must follow): one more page,
 // a larger page, another poison, the last (unread) table entry another page.
@@ -172,6 +192,8 @@ T changed_paging(const T& x) {
 // name): they are changed in a packed problem, keeping it consistent.
 TEST(ProblemFields, EachFieldCountsWhereItShould) {
   const Problem busy = busy_problem(), packed = packed_busy_problem(), paged = paged_busy_problem();
+  const Problem formatted = formatted_busy_problem();
+  ASSERT_EQ(formatted.inconsistency(), "");
   ASSERT_EQ(busy.inconsistency(), "");
   ASSERT_EQ(packed.inconsistency(), "");
   ASSERT_EQ(paged.inconsistency(), "");
@@ -179,7 +201,8 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
   for_each_field<Problem>(
       [&](const auto& f, const auto& value) {
         const bool packing = f.attrs.since == Since::packed, paging = f.attrs.since == Since::paged;
-        const Problem& p = packing ? packed : paging ? paged : busy;
+        const bool formats = f.attrs.since == Since::kv_formats;  // held and hashed for a formatted problem only
+        const Problem& p = packing ? packed : paging ? paged : formats ? formatted : busy;
         const auto key = oracle_detail::memo_key(p);
         ASSERT_TRUE(key.has_value());
         CaseRecord rec;
@@ -198,7 +221,7 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
         ++fields;
       },
       busy);
-  EXPECT_EQ(fields, 30);
+  EXPECT_EQ(fields, 36);
   // Packing the busy problem's forward changes its hash too.
   Problem forward = packed;
   forward.cu_seqlens_q.clear(), forward.cu_seqlens_k.clear();
@@ -209,6 +232,12 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
   EXPECT_NE(case_content_hash(a), case_content_hash(b));
   // Paging it too.
   a.problem = unpaged(paged), b.problem = paged;
+  EXPECT_NE(case_content_hash(a), case_content_hash(b));
+  // Storing K and V in formats too (the same real values in the dtype hash otherwise).
+  Problem plain = formatted;
+  gen::unstore_kv_side(plain, true);
+  gen::unstore_kv_side(plain, false);
+  a.problem = plain, b.problem = formatted;
   EXPECT_NE(case_content_hash(a), case_content_hash(b));
 }
 

@@ -1,0 +1,16 @@
+// The zoo members of ABI version 3's stored K and V formats: reference's correct v3 forward
+// with one realistic fault of a quantized-cache kernel each, correct on calls whose K and V
+// are stored in the dtype (their v1 and v2 entries are reference's). Their rows: builtins.cpp.
+#pragma once
+
+#include <cstddef>
+
+#include "attncheck/plugin_v3.h"
+
+namespace attncheck {
+
+// kv_scale_ignored: the scales of FP8, INT8 and INT4 K and V are never applied (every
+// scale read as 1): flashinfer#4979, a ragged prefill that ignored k_scale/v_scale.
+int kv_scale_ignored_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+
+}  // namespace attncheck
