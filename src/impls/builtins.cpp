@@ -311,6 +311,11 @@ const std::vector<BuiltinInfo>& builtins() {
                                    "last bits follow where pages lie (pytorch#182593)",
                     .forward_v3 = paged_path_by_page_number_forward_v3,
                     .pinned_laws = {"page_permutation_bit_identical"}}),
+      paged_member({.name = "paged_slot_stride_from_head",
+                    .description = "the pool's slot and kv-head strides swapped: a paged kernel for NHD pages "
+                                   "handed HND ones (or the other way)",
+                    .forward_v3 = paged_slot_stride_from_head_forward_v3,
+                    .pinned_laws = {"paged_equals_contiguous"}}),
       paged_member({.name = "paged_alias_length_overwritten",
                     .description = "a page's valid slots kept once per page, the last reader's count winning: "
                                    "readers of an aliased page read zeros past it",

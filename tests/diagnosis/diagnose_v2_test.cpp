@@ -63,8 +63,8 @@ const std::map<std::string, FeatureBits>& needs() {
 // (the models predict from the padded problem); its packed laws' messages name
 // the sequence and the row that differ.
 // The paged members (ABI v3 paging: paged_short_sequence_zeros, paged_last_page_unmasked,
-// paged_path_by_page_number, paged_alias_length_overwritten): no fault model reads a
-// paged call either (a model predicts from the keys as the oracle reads them, never
+// paged_path_by_page_number, paged_alias_length_overwritten, paged_slot_stride_from_head):
+// no fault model reads a paged call either (a model predicts from the keys as the oracle reads them, never
 // from the table or the pool); the paged laws' messages name the sequence and row that
 // differ and the call that differs (a twin: pages renamed, another page size, ...).
 // kv_scale_ignored (ABI v3 K/V formats): no fault model reads stored codes yet (a model
@@ -73,7 +73,8 @@ const std::map<std::string, FeatureBits>& needs() {
 const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored","skipped_tile_lse",           "split_by_batch",
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
                                                    "paged_last_page_unmasked",   "paged_path_by_page_number",
-                                                   "paged_alias_length_overwritten"};
+                                                   "paged_alias_length_overwritten",
+                                                   "paged_slot_stride_from_head"};
 // Members diagnosed outside the v2 fault models: path_by_alignment, whose last bits
 // follow its buffers' alignment (diagnosis/promise_diagnosis.h: it makes no wrong value
 // for a model to predict). Left out of members() too; their rows carry the words, which

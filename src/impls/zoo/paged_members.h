@@ -21,6 +21,9 @@ int paged_last_page_unmasked_forward_v3(const attncheck_call_v3* call, char* err
 // entry names an odd page, reference's otherwise: where the pages lie picks
 // the rounding (pytorch/pytorch#182593's class).
 int paged_path_by_page_number_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+// paged_slot_stride_from_head: the pool's slot and kv-head strides swapped
+// (NHD read as HND, or the other way).
+int paged_slot_stride_from_head_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 // paged_alias_length_overwritten: a page's valid slots kept once per page,
 // written by every sequence that reads it (the last write wins); a reader of
 // an aliased page reads zeros past that count (per-page metadata kept under
