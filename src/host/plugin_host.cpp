@@ -81,16 +81,19 @@ class PluginImplementation final : public Implementation {
   Outcome run(const Problem& problem) override;
   // A v2 or v3 plugin's declared v2 features (and kBackwardFeature when its
   // backward is not NULL); a v1 plugin takes masks and causal rules. A v3
-  // plugin's own bits (11 to 16) are not among them but PACKED and PAGED, the
-  // ones problems use so far (the rest declared_not_judged names); bit 16 is
-  // kBackwardFeature here.
+  // plugin's own bits (11 to 16) are not among them but PACKED, PAGED and
+  // KV_FORMATS, the ones problems use so far (the rest declared_not_judged
+  // names); bit 16 is kBackwardFeature here.
   FeatureBits features() const override {
-    const FeatureBits taken = abi_ == 3 ? kAllFeatures | kPackedFeature | kPagedFeature : kAllFeatures;
+    const FeatureBits taken =
+        abi_ == 3 ? kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature : kAllFeatures;
     return abi_ >= 2 ? (features_ & taken) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
   }
   std::vector<std::string> declared_not_judged() const override { return not_judged_; }
   // A v3 plugin's attncheck_impl_v3::promises (0 for versions 1 and 2).
   uint32_t promises() const override { return promises_; }
+  // A v3 plugin's kv_formats, with KV_FORMATS (0 otherwise): the formats problems store K and V in.
+  uint32_t kv_formats() const override { return abi_ == 3 && (features_ & kKvFormatsFeature) ? kv_formats_ : 0; }
   // The call's layout starts `bytes` into the shared region: in the child too,
   // every pointer of the call moves by `bytes` (the wire carries offsets).
   bool shift_buffers(std::size_t bytes) override {
@@ -140,6 +143,7 @@ class PluginImplementation final : public Implementation {
   FeatureBits features_ = 0;
   bool has_backward_ = false;  // a v2 or v3 plugin with a backward entry (its hello)
   uint32_t promises_ = 0;      // a v3 plugin's ATTNCHECK_PROMISE_* bits (its hello)
+  uint32_t kv_formats_ = 0;    // a v3 plugin's attncheck_impl_v3::kv_formats (its hello)
   std::size_t shift_ = 0;      // where in the region the call's layout starts (shift_buffers)
   std::vector<std::string> not_judged_;  // a v3 plugin's declarations no law judges yet
   SharedRegion region_;
@@ -186,6 +190,7 @@ StartFailure PluginImplementation::start_host() {
   features_ = hello.features;
   has_backward_ = hello.abi_version >= 2 && hello.has_backward != 0;
   promises_ = hello.abi_version == 3 ? hello.promises : 0;
+  kv_formats_ = hello.abi_version == 3 ? hello.kv_formats : 0;
   if (hello.abi_version == 3)
     not_judged_ = v3_declarations_not_judged(
         {hello.features, hello.kv_formats, hello.numerics, hello.promises, has_backward_});

@@ -28,12 +28,6 @@ constexpr V3DeclBitName kV3FeatureNames[] = {
     {ATTNCHECK_FEATURE_V_VIEW_OF_K, "v_view_of_k"},
     {ATTNCHECK_FEATURE_BROADCAST_KV, "broadcast_kv"},
 };
-constexpr V3DeclBitName kV3KvFormatNames[] = {
-    {1u << ATTNCHECK_KV_F16, "f16"},           {1u << ATTNCHECK_KV_BF16, "bf16"},
-    {1u << ATTNCHECK_KV_FP8_E4M3, "fp8_e4m3"}, {1u << ATTNCHECK_KV_FP8_E5M2, "fp8_e5m2"},
-    {1u << ATTNCHECK_KV_INT8, "int8"},         {1u << ATTNCHECK_KV_INT4, "int4"},
-    {1u << ATTNCHECK_KV_Q8_0, "q8_0"},         {1u << ATTNCHECK_KV_Q4_0, "q4_0"},
-};
 constexpr V3DeclBitName kV3NumericsNames[] = {
     {ATTNCHECK_NUMERICS_Q_AS_Q8_0, "q_as_q8_0"},
     {ATTNCHECK_NUMERICS_KV_PRECISION, "kv_precision"},
@@ -104,12 +98,11 @@ std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   // slack_inert_and_untouched, empty_sequences; paged_equals_contiguous,
   // page_permutation_bit_identical, page_size_independence,
   // dead_bytes_inert, aliases_equal_copies, matches_oracle: in the default
-  // catalogue).
-  constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED;
+  // catalogue). KV_FORMATS and every format it offers: quantized_matches_oracle
+  // draws each offered format for K and for V (forward, padded keys).
+  constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_KV_FORMATS;
   for (const V3DeclBitName& f : kV3FeatureNames)
     if ((d.features & f.bit) && !(f.bit & kJudgedFeatures)) out.push_back(std::string("feature ") + f.name);
-  for (const V3DeclBitName& f : kV3KvFormatNames)
-    if (v3_offered_formats(d) & f.bit) out.push_back(std::string("K/V format ") + f.name);
   for (const V3DeclBitName& n : kV3NumericsNames)
     if (d.numerics & n.bit) out.push_back(std::string("numerics ") + n.name);
   // Every promise is judged (for calls of version 2's shape) by its law:

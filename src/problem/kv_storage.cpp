@@ -11,6 +11,14 @@
 
 namespace attncheck {
 
+// KvFormat's values are the ABI's (kv_format.h was written before plugin_v3.h landed).
+static_assert(static_cast<int>(KvFormat::dtype) == ATTNCHECK_KV_DTYPE && static_cast<int>(KvFormat::f16) == ATTNCHECK_KV_F16 &&
+              static_cast<int>(KvFormat::bf16) == ATTNCHECK_KV_BF16 &&
+              static_cast<int>(KvFormat::fp8_e4m3) == ATTNCHECK_KV_FP8_E4M3 &&
+              static_cast<int>(KvFormat::fp8_e5m2) == ATTNCHECK_KV_FP8_E5M2 &&
+              static_cast<int>(KvFormat::int8) == ATTNCHECK_KV_INT8 && static_cast<int>(KvFormat::int4) == ATTNCHECK_KV_INT4 &&
+              static_cast<int>(KvFormat::q8_0) == ATTNCHECK_KV_Q8_0 && static_cast<int>(KvFormat::q4_0) == ATTNCHECK_KV_Q4_0);
+
 namespace {
 
 constexpr int64_t kKvBlock = 32;  // channels of a Q8_0 or Q4_0 block

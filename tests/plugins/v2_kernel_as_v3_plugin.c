@@ -9,9 +9,11 @@
  * neutral (docs/abi/plugin-abi-v3.md: then `v2` alone is a version-2 call).
  * With CORRECT_DECLARES_V3 (and EXPORT_AS_V3) the kernel is the example's own,
  * without the fault, and the v3 export also declares what no law judges yet
- * (V_VIEW_OF_K, KV_FORMATS with Q8_0 and Q4_0, Q_AS_Q8_0) and two promises the
- * promised_* laws judge (DETERMINISTIC, BATCH_INVARIANT): it passes every law,
- * and the reports must say that none of the unjudged declarations was checked. */
+ * (V_VIEW_OF_K, Q_AS_Q8_0), KV_FORMATS with Q8_0 and Q4_0 (judged by
+ * quantized_matches_oracle, which this version-2 kernel fails: it reads the
+ * blocks as floats) and two promises the promised_* laws judge (DETERMINISTIC,
+ * BATCH_INVARIANT): it passes every other law, and the reports must say that
+ * none of the unjudged declarations was checked. */
 #include <stdio.h>
 
 /* The example's own entry points get other names; this file exports its own. */

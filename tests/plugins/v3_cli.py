@@ -87,8 +87,9 @@ elif scenario == "refused":
 
 elif scenario == "not-checked":
     # Its promises (DETERMINISTIC, BATCH_INVARIANT) are judged by the promised_* laws: not named.
-    # (PAGED is judged since its laws landed: the plugin declares V_VIEW_OF_K in its place.)
-    declared = ["feature kv_formats", "feature v_view_of_k", "K/V format q8_0", "K/V format q4_0", "numerics q_as_q8_0"]
+    # (PAGED is judged since its laws landed: the plugin declares V_VIEW_OF_K in its place;
+    # KV_FORMATS and its formats since quantized_matches_oracle: its numerics stay unjudged.)
+    declared = ["feature v_view_of_k", "numerics q_as_q8_0"]
     base = ["--plugin", plugin("v3_declares_unjudged_plugin"), "--law", "matches_oracle", "--law",
             "lse_matches_oracle", "--seed", SEED]
     p = run(["check"] + base + ["--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"], 0)
@@ -113,6 +114,13 @@ elif scenario == "not-checked":
         run(["check"] + base + ["--shard", f"{k}/2", "--json", f"s{k}.json"], 0)
     run(["merge", "s0.json", "s1.json", "--json", "m.json"], 0)
     expect(read_json("m.json")["implementations"][0].get("not_checked") == declared, "the merge lost not_checked")
+    # Its KV_FORMATS (Q8_0, Q4_0) is judged: the kernel is version 2's and reads the stored
+    # blocks as floats of the dtype, so quantized_matches_oracle fails it, naming the format.
+    p = run(["check", "--plugin", plugin("v3_declares_unjudged_plugin"), "--law", "quantized_matches_oracle",
+             "--seed", SEED, "--json", "q.json"], 1)
+    law = read_json("q.json")["implementations"][0]["laws"][0]
+    message = law.get("message", "")
+    expect(law["status"] == "fail" and ("as q8_0" in message or "as q4_0" in message), f"quantized_matches_oracle: {law}")
 
 elif scenario == "example":
     # With the packed and paged laws: the example declares PACKED and PAGED, and packed
