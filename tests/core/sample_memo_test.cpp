@@ -158,7 +158,7 @@ TEST(SampleMemo, EveryListedFieldIsInTheKey) {
         ++fields;
       },
       g.domains[0]);
-  EXPECT_EQ(fields, 26 + 12);
+  EXPECT_EQ(fields, 30 + 18);
 }
 
 }  // namespace
