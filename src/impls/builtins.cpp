@@ -293,6 +293,11 @@ const std::vector<BuiltinInfo>& builtins() {
                                        "flashinfer#4979, ragged prefill ignored k_scale/v_scale",
                         .forward_v3 = kv_scale_ignored_forward_v3,
                         .pinned_laws = {"quantized_matches_oracle"}}),
+      kv_format_member({.name = "q4_0_nibbles_interleaved",
+                        .description = "q4_0 blocks read as int4's pairs (channel 2i low, 2i+1 high nibble of qs[i]) "
+                                       "instead of ggml's halves (j low, 16+j high)",
+                        .forward_v3 = q4_0_nibbles_interleaved_forward_v3,
+                        .pinned_laws = {"quantized_matches_oracle"}}),
 
       // ABI v3's paged keys: reference's paged forward with one fault of a
       // paged kernel each, right on unpaged calls (no fault model reads a

@@ -67,10 +67,10 @@ const std::map<std::string, FeatureBits>& needs() {
 // no fault model reads a paged call either (a model predicts from the keys as the oracle reads them, never
 // from the table or the pool); the paged laws' messages name the sequence and row that
 // differ and the call that differs (a twin: pages renamed, another page size, ...).
-// kv_scale_ignored (ABI v3 K/V formats): no fault model reads stored codes yet (a model
+// kv_scale_ignored, q4_0_nibbles_interleaved (ABI v3 K/V formats): no fault model reads stored codes yet (a model
 // predicts from the real keys and values); quantized_matches_oracle's message names the
 // formats and the element.
-const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored","skipped_tile_lse",           "split_by_batch",
+const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nibbles_interleaved","skipped_tile_lse",           "split_by_batch",
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
                                                    "paged_last_page_unmasked",   "paged_path_by_page_number",
                                                    "paged_alias_length_overwritten",

@@ -13,4 +13,8 @@ namespace attncheck {
 // scale read as 1): flashinfer#4979, a ragged prefill that ignored k_scale/v_scale.
 int kv_scale_ignored_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 
+// q4_0_nibbles_interleaved: Q4_0 blocks read as INT4's pairs (channel 2i low, 2i + 1 high
+// nibble of qs[i]) instead of ggml's halves (j low, 16 + j high).
+int q4_0_nibbles_interleaved_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+
 }  // namespace attncheck
