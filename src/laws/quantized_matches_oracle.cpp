@@ -5,7 +5,10 @@
 // scale or block d, exact in binary64), the bound of the call's dtype plus one rounding of
 // each real K and V element and the scales applied after the dot product (docs/tolerance.md,
 // "Stored K and V formats"). Rows outside the representable domain or that see no key are not
-// judged; a case with no judged row is not applicable.
+// judged; a case with no judged row is not applicable. A failure names the layout fault that
+// explains it when one does (law_framework/kv_layout_faults.h: scales ignored, Q4_0's nibbles
+// read as pairs, INT4's as halves, e4m3 read as FNUZ): the output is then within the bound of
+// attention over the values so read.
 //
 // A law of its own rather than matches_oracle drawing formats: matches_oracle's draws (and so
 // every earlier seed's cases of an implementation that declares KV_FORMATS) stay what they
@@ -20,6 +23,7 @@
 // (KV_PRECISION, Q_AS_Q8_0) are not judged yet: such a declaration is reported not checked.
 #include <sstream>
 
+#include "law_framework/kv_layout_faults.h"
 #include "law_framework/law_support.h"
 #include "problem/number_text.h"
 
@@ -60,6 +64,8 @@ Law law_quantized_matches_oracle() {
       << " element(s) outside the bound; worst " << output_element(p, k) << ": "
       << compared_values("got", out[k], "oracle", o.exact[k], p.dtype) << "; error "
       << num(std::abs(out[k] - o.exact[k])) << " is " << num(c.worst_ratio) << "x the bound " << num(o.bound[k]);
+    // The layout fault that explains it, if one does (law_framework/kv_layout_faults.h).
+    if (const std::string why = explain_kv_layout_fault(p, out); !why.empty()) m << "; " << why;
     return Verdict::fail(m.str());
   };
   return law;

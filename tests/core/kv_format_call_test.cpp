@@ -17,6 +17,7 @@
 #include "gen/generators.h"
 #include "gen/kv_format_draws.h"
 #include "impls/in_process.h"
+#include "law_framework/kv_layout_faults.h"
 #include "oracle/oracle.h"
 #include "problem/kv_decode.h"
 #include "problem/kv_storage.h"
@@ -246,6 +247,34 @@ TEST(KvFormatDraws, ShrinkingGoesTowardTheDtype) {
   EXPECT_GE(plain, 1);
   EXPECT_GE(k_only, 1);
   EXPECT_GE(v_only, 1);
+}
+
+// The layout faults quantized_matches_oracle names (law_framework/kv_layout_faults.h): the
+// zoo's kv_scale_ignored and q4_0_nibbles_interleaved explained by their own fault, a
+// reference's output by none.
+TEST(KvLayoutFaults, TheZoosFaultsAreNamedAndACorrectOutputIsNot) {
+  struct Case { const char* impl; KvFormat k, v; const char* words; };
+  const Case cases[] = {{"kv_scale_ignored", KvFormat::dtype, KvFormat::int8, "V's int8 scales ignored"},
+                        {"kv_scale_ignored", KvFormat::fp8_e4m3, KvFormat::dtype, "K's fp8_e4m3 scales ignored"},
+                        {"q4_0_nibbles_interleaved", KvFormat::q4_0, KvFormat::dtype, "K's q4_0 nibbles read as pairs"},
+                        {"q4_0_nibbles_interleaved", KvFormat::dtype, KvFormat::q4_0, "V's q4_0 nibbles read as pairs"}};
+  for (const Case& c : cases) {
+    // value_dim 32 for the blocks: K and V both 64 and 32 wide here would need two shapes.
+    Problem p = make_problem(DType::f32, Shape{2, 2, 3, 5, 32, 32, 1});
+    gen::RandomChoices r(17);
+    for (double& x : p.q) x = static_cast<double>(r.integer(-64, 64)) / 32.0;
+    if (c.k != KvFormat::dtype) gen::store_kv_side(r, p, true, c.k, ScaleGranularity::per_kv_head);
+    if (c.v != KvFormat::dtype) gen::store_kv_side(r, p, false, c.v, ScaleGranularity::per_tensor);
+    // The side in the dtype: values, not make_problem's zeros.
+    for (std::size_t i = 0; c.k == KvFormat::dtype && i < p.k.size(); ++i) p.k[i] = static_cast<double>(i % 7) / 4 - 0.75;
+    for (std::size_t i = 0; c.v == KvFormat::dtype && i < p.v.size(); ++i) p.v[i] = static_cast<double>(i % 5) / 4 - 0.5;
+    ASSERT_EQ(p.inconsistency(), "");
+    const Outcome faulty = make_builtin(c.impl)->run(p), right = make_builtin("reference")->run(p);
+    ASSERT_EQ(faulty.status, CallStatus::ok) << faulty.message;
+    EXPECT_NE(explain_kv_layout_fault(p, faulty.out).find(c.words), std::string::npos)
+        << c.impl << ": " << explain_kv_layout_fault(p, faulty.out);
+    EXPECT_EQ(explain_kv_layout_fault(p, right.out), "") << c.impl;
+  }
 }
 
 // A format the implementation does not offer is not sent.
