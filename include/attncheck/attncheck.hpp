@@ -68,7 +68,7 @@ struct Options {
   uint32_t features = 0;
   // ABI v3 callables only: the ATTNCHECK_PROMISE_* bits it makes
   // (DETERMINISTIC, DETERMINISTIC_BACKWARD, BATCH_INVARIANT), which the
-  // promised_* laws then demand bit for bit (docs/abi/plugin-abi-v3.md).
+  // promise laws (rerun_bit_identical, backward_rerun_bit_identical, batch_invariance) then demand bit for bit (docs/abi/plugin-abi-v3.md).
   uint32_t promises = 0;
   int min_judged = 20;            // fewer judged cases: insufficient, which fails (as --min-judged)
   bool allow_insufficient = false;

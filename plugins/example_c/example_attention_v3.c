@@ -34,15 +34,15 @@
  * written before it is read, so the result depends on nothing but that row's inputs:
  *   - DETERMINISTIC: not on the buffers' addresses, the padding or an earlier call;
  *   - BATCH_INVARIANT: not on the other sequences, the batch, b's place, q_len or kv_len.
- * attncheck holds it to both bit for bit (promised_deterministic_forward,
- * promised_batch_invariance). A kernel that splits its keys by the batch size or picks
+ * attncheck holds it to both bit for bit (rerun_bit_identical,
+ * batch_invariance). A kernel that splits its keys by the batch size or picks
  * a path by alignment must not declare them.
  *
  * What attncheck checks of it today: everything version 2 defines, as for a version-2
  * plugin, packed calls (packed_equals_padded, slack_inert_and_untouched,
  * empty_sequences), paged calls (matches_oracle, paged_equals_contiguous,
- * page_permutation_bit_identical, page_size_independence, dead_bytes_inert,
- * aliases_equal_copies), and its promises. A version-3 feature, format or numerics bit declared in
+ * page_permutation_bit_identical, page_size_independence, dead_page_bytes_inert, unread_table_entries_inert,
+ * page_alias_equals_copy), and its promises. A version-3 feature, format or numerics bit declared in
  * attncheck_impl_v3 is accepted (or refused, when the spec says so) but not yet judged
  * by any law; the reports then say "NOT CHECKED" (docs/plugins.md, "Version 3").
  *

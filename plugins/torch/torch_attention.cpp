@@ -13,10 +13,10 @@
 //   DETERMINISTIC, DETERMINISTIC_BACKWARD   with the adapter's one intra-op thread
 //             the CPU math path gives bit-identical out and gradients when only the
 //             buffers' addresses and the bytes that must not matter change
-//             (promised_deterministic_forward and _backward, seeds 1 to 21, 3,900
+//             (rerun_bit_identical and backward_rerun_bit_identical, seeds 1 to 21, 3,900
 //             cases each, f32, f64, bf16).
 // Not promised: BATCH_INVARIANT. A sequence's output depends on the batch around it
-// by up to 3 ulp in f32 and f64 (1 in bf16): promised_batch_invariance failed at
+// by up to 3 ulp in f32 and f64 (1 in bf16): batch_invariance failed at
 // every seed tried when a trial build declared it.
 // Every added field of a call is then neutral; a call that is not is answered 2
 // naming the field, never computed as if it were.

@@ -88,7 +88,7 @@ std::string v3_declaration_refusal(const V3Declaration& d) {
   return "";
 }
 
-// The promises some law judges (all three, since the promised_* laws).
+// The promises some law judges (all three, since the promise laws).
 constexpr uint32_t kV3JudgedPromises =
     ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD | ATTNCHECK_PROMISE_BATCH_INVARIANT;
 
@@ -97,7 +97,7 @@ std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   // PACKED and PAGED are judged, forward calls (packed_equals_padded,
   // slack_inert_and_untouched, empty_sequences; paged_equals_contiguous,
   // page_permutation_bit_identical, page_size_independence,
-  // dead_bytes_inert, aliases_equal_copies, matches_oracle: in the default
+  // dead_page_bytes_inert, unread_table_entries_inert, page_alias_equals_copy, matches_oracle: in the default
   // catalogue). KV_FORMATS and every format it offers: quantized_matches_oracle
   // draws each offered format for K and for V (forward, padded keys).
   constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_KV_FORMATS;
@@ -106,8 +106,8 @@ std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   for (const V3DeclBitName& n : kV3NumericsNames)
     if (d.numerics & n.bit) out.push_back(std::string("numerics ") + n.name);
   // Every promise is judged (for calls of version 2's shape) by its law:
-  // promised_deterministic_forward, promised_deterministic_backward,
-  // promised_batch_invariance (src/laws/); none is named here.
+  // rerun_bit_identical, backward_rerun_bit_identical,
+  // batch_invariance (src/laws/); none is named here.
   for (const V3DeclBitName& p : kV3PromiseNames)
     if (d.promises & p.bit & ~kV3JudgedPromises) out.push_back(std::string("promise ") + p.name);
   return out;

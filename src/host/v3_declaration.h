@@ -40,7 +40,7 @@ std::string v3_declaration_refusal(const V3Declaration& d);
 // What of the declaration this attncheck does not judge yet: each version-3
 // feature ("feature paged"), the formats of kv_formats beyond DTYPE ("K/V
 // format q8_0"), each numerics bit ("numerics q_as_q8_0") and each promise
-// (none since the promised_* laws judge all three; "promise <name>" for one
+// (none since the promise laws judge all three; "promise <name>" for one
 // they would not). Empty for a declaration of version-2 features only.
 std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d);
 

@@ -34,7 +34,7 @@ BuiltinInfo backward_member(BuiltinInfo row) {
 }
 
 // What the references promise (ABI version 3, judged bit for bit by the
-// promised_* laws and batch_composition_independence): each computes every
+// promise laws and batch_composition_independence): each computes every
 // (batch entry, head) on its own, from that sequence's own lengths, in an
 // order fixed by that sequence alone (naive: one row at a time; online: key
 // tiles of a fixed size from key 0, threads over independent (batch, head,
@@ -264,14 +264,14 @@ const std::vector<BuiltinInfo>& builtins() {
                  .forward = split_by_batch_forward,
                  .forward_v2 = split_by_batch_forward_v2,
                  .promises = ATTNCHECK_PROMISE_BATCH_INVARIANT,
-                 .pinned_laws = {"promised_batch_invariance"}}),
+                 .pinned_laws = {"batch_invariance"}}),
       v2_member({.name = "path_by_alignment",
                  .description = "promises determinism, but takes a vectorised path (another order of the key sums) "
                                 "when out is aligned to 128 bytes: last bits follow the buffers' addresses",
                  .forward = path_by_alignment_forward,
                  .forward_v2 = path_by_alignment_forward_v2,
                  .promises = ATTNCHECK_PROMISE_DETERMINISTIC,
-                 .pinned_laws = {"promised_deterministic_forward"},
+                 .pinned_laws = {"rerun_bit_identical"},
                  .diagnosis = "a kernel whose last bits follow where its buffers lie"}),
 
       // ABI v3's packed batches: reference's packed forward with one fault of
@@ -310,7 +310,12 @@ const std::vector<BuiltinInfo>& builtins() {
       paged_member({.name = "paged_last_page_unmasked",
                     .description = "reads each sequence's last page whole: keys past Lk in it (dead slots) attended",
                     .forward_v3 = paged_last_page_unmasked_forward_v3,
-                    .pinned_laws = {"dead_bytes_inert", "paged_equals_contiguous"}}),
+                    .pinned_laws = {"dead_page_bytes_inert", "paged_equals_contiguous"}}),
+      paged_member({.name = "paged_extra_page_on_boundary",
+                    .description = "reads one page more when Lk is a multiple of page_size (a last page of length 0 "
+                                   "read as full): the first unread table entry's page attended",
+                    .forward_v3 = paged_extra_page_on_boundary_forward_v3,
+                    .pinned_laws = {"unread_table_entries_inert"}}),
       paged_member({.name = "paged_path_by_page_number",
                     .description = "sums in naive's order when the first page's number is odd, reference's else: the "
                                    "last bits follow where pages lie (pytorch#182593)",
@@ -325,7 +330,7 @@ const std::vector<BuiltinInfo>& builtins() {
                     .description = "a page's valid slots kept once per page, the last reader's count winning: "
                                    "readers of an aliased page read zeros past it",
                     .forward_v3 = paged_alias_length_overwritten_forward_v3,
-                    .pinned_laws = {"aliases_equal_copies"}}),
+                    .pinned_laws = {"page_alias_equals_copy"}}),
 
       // The backward zoo (issue #15): reference's forward, reference's backward
       // with one fault, each by the gradient law its fault breaks on almost
@@ -377,14 +382,14 @@ const std::vector<BuiltinInfo>& builtins() {
                        .pinned_laws = {"grad_deterministic"},
                        .diagnosis = "a backward whose dk reduction order changes between calls"}),
       // Promises a deterministic backward (ABI v3); as accurate as reference,
-      // repeatable in place: only promised_deterministic_backward, which moves
+      // repeatable in place: only backward_rerun_bit_identical, which moves
       // the buffers, tells it apart (diagnosis/promise_diagnosis.h names it).
       backward_member({.name = "grad_dk_order_by_alignment",
                        .description = "backward promising determinism whose dk sum over the query rows runs last to "
                                       "first when dk is aligned to 128 bytes: last bits follow dk's address",
                        .backward_v2 = grad_dk_order_by_alignment_backward_v2,
                        .promises = ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD,
-                       .pinned_laws = {"promised_deterministic_backward"},
+                       .pinned_laws = {"backward_rerun_bit_identical"},
                        .diagnosis = "a kernel whose last bits follow where its buffers lie"}),
   };
   return all;

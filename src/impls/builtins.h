@@ -49,7 +49,7 @@ struct BuiltinInfo {
   // it computes (ATTNCHECK_FEATURE_PACKED).
   ForwardV3Fn forward_v3 = nullptr;
   // The ABI version 3 promises it makes (ATTNCHECK_PROMISE_*, plugin_v3.h),
-  // judged bit for bit by the promised_* laws: only what its code keeps on
+  // judged bit for bit by the promise laws: only what its code keeps on
   // every call (a v2 built-in only; 0: none).
   uint32_t promises = 0;
   // With kKvFormatsFeature among `features`: the stored K and V formats its v3

@@ -32,7 +32,7 @@ class Implementation {
   // that uses them, so its verdict covers none of them, and the reports say so.
   virtual std::vector<std::string> declared_not_judged() const { return {}; }
   // The ABI version 3 promises it makes (ATTNCHECK_PROMISE_*): what the
-  // promised_* laws then demand bit for bit (docs/abi/plugin-abi-v3.md,
+  // promise laws then demand bit for bit (docs/abi/plugin-abi-v3.md,
   // "Promises"). A version-3 plugin's attncheck_impl_v3::promises; a built-in's
   // row (impls/builtins.h).
   virtual uint32_t promises() const { return 0; }

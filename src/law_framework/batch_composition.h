@@ -1,6 +1,6 @@
 // Sequences taken out of a case and composed into other batches: what
 // batch_composition_independence (within the bound, or bit for bit under ABI
-// version 3's BATCH_INVARIANT) and promised_batch_invariance (bit for bit,
+// version 3's BATCH_INVARIANT) and batch_invariance (bit for bit,
 // with other bounds too) build and compare. Calls of version 2's shape: not
 // packed, not paged, K and V in the call's dtype.
 //

@@ -1,7 +1,7 @@
 // Bit-for-bit comparison of two outcomes of calls that must repeat every bit
 // (the same call rerun, or two calls an ABI version 3 promise says are the
 // same): NaN payloads and the sign of zero count. Shared by deterministic,
-// grad_deterministic and the promised_* laws, so that each says a difference
+// grad_deterministic and the promise laws, so that each says a difference
 // the same way.
 //
 // Example usage:

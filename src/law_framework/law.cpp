@@ -32,6 +32,23 @@ const Law* find_law(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string> renamed_law(std::string_view old_name) {
+  struct Rename {
+    std::string_view old_name;
+    std::vector<std::string> now;
+  };
+  static const Rename kRenames[] = {
+      {"promised_deterministic_forward", {"rerun_bit_identical"}},
+      {"promised_deterministic_backward", {"backward_rerun_bit_identical"}},
+      {"promised_batch_invariance", {"batch_invariance"}},
+      {"aliases_equal_copies", {"page_alias_equals_copy"}},
+      {"dead_bytes_inert", {"dead_page_bytes_inert", "unread_table_entries_inert"}},
+  };
+  for (const Rename& r : kRenames)
+    if (r.old_name == old_name) return r.now;
+  return {};
+}
+
 const Law* process_law_for(CallStatus s) {
   if (s == CallStatus::ok) return nullptr;
   for (const Law& l : all_laws())

@@ -88,7 +88,7 @@ struct Law {
   // not declare them is skipped, never passed.
   FeatureBits required = 0;
   // ABI version 3 promises (ATTNCHECK_PROMISE_*) without which the law says
-  // nothing (promised_deterministic_forward needs DETERMINISTIC): an
+  // nothing (rerun_bit_identical needs DETERMINISTIC): an
   // implementation that does not make them is skipped with the reason, never
   // passed; one that does is judged on every drawn case.
   uint32_t required_promises = 0;
@@ -113,6 +113,10 @@ struct Law {
 // Every law, in the order reports list them.
 const std::vector<Law>& all_laws();
 const Law* find_law(std::string_view name);
+// The laws a name that is no longer a law's was renamed to (the spec's names,
+// docs/abi/plugin-abi-v3.md "Laws version 3 makes possible"; dead_bytes_inert
+// split in two), for command lines written before: empty for any other name.
+std::vector<std::string> renamed_law(std::string_view old_name);
 // The process law that judges calls ending with `s`; nullptr when none does.
 const Law* process_law_for(CallStatus s);
 // The law of that name is a process law.

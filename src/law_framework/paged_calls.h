@@ -1,5 +1,5 @@
 // What the paged laws (page_permutation_bit_identical, paged_equals_contiguous,
-// page_size_independence, dead_bytes_inert, aliases_equal_copies; ABI v3's
+// page_size_independence, dead_page_bytes_inert, unread_table_entries_inert, page_alias_equals_copy; ABI v3's
 // "Paged caches") share: the calls they build from a paged case, each with the
 // same logical keys (problem/paging.h: so the oracle's result and bound are
 // the case's), and the one comparison of the case's call with each of them.

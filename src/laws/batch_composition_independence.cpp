@@ -47,7 +47,7 @@ constexpr int64_t kMaxComposedWork = int64_t{1} << 24;
 // ABI version 3 lets an implementation promise batch invariance
 // (ATTNCHECK_PROMISE_BATCH_INVARIANT): its output for a sequence is the same
 // to the bit whatever else is in the batch. Such an implementation is held to
-// it here too; promised_batch_invariance adds other bounds and long rows.
+// it here too; batch_invariance adds other bounds and long rows.
 bool promises_batch_invariance(const Implementation& impl) {
   return (impl.promises() & ATTNCHECK_PROMISE_BATCH_INVARIANT) != 0;
 }

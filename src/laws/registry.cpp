@@ -14,7 +14,7 @@ Law law_accuracy_within_typical();
 Law law_finite_for_finite_inputs();
 Law law_nan_propagates();
 Law law_deterministic();
-Law law_promised_deterministic_forward();
+Law law_rerun_bit_identical();
 // Metamorphic.
 Law law_output_in_value_hull();
 Law law_logit_shift_invariance();
@@ -25,7 +25,7 @@ Law law_key_permutation_invariance();
 Law law_query_permutation_equivariance();
 Law law_batch_head_independence();
 Law law_batch_composition_independence();
-Law law_promised_batch_invariance();
+Law law_batch_invariance();
 // Exact special cases.
 Law law_uniform_on_zero_query();
 Law law_single_key_passthrough();
@@ -56,8 +56,9 @@ Law law_lse_matches_oracle();
 Law law_paged_equals_contiguous();
 Law law_page_permutation_bit_identical();
 Law law_page_size_independence();
-Law law_dead_bytes_inert();
-Law law_aliases_equal_copies();
+Law law_dead_page_bytes_inert();
+Law law_unread_table_entries_inert();
+Law law_page_alias_equals_copy();
 // ABI v3's stored K and V formats (forward).
 Law law_quantized_matches_oracle();
 Law law_split_consistency();
@@ -70,7 +71,7 @@ Law law_grad_consistent_with_forward();
 Law law_grad_gqa_sums_group();
 Law law_grad_empty_rows_zero();
 Law law_grad_deterministic();
-Law law_promised_deterministic_backward();
+Law law_backward_rerun_bit_identical();
 Law law_grad_key_permutation_equivariance();
 Law law_grad_query_permutation_equivariance();
 Law law_grad_layout_invariance();
@@ -90,7 +91,7 @@ const std::vector<Law>& all_laws() {
       law_finite_for_finite_inputs(),
       law_nan_propagates(),
       law_deterministic(),
-      law_promised_deterministic_forward(),
+      law_rerun_bit_identical(),
       law_output_in_value_hull(),
       law_logit_shift_invariance(),
       law_scale_invariance(),
@@ -100,7 +101,7 @@ const std::vector<Law>& all_laws() {
       law_query_permutation_equivariance(),
       law_batch_head_independence(),
       law_batch_composition_independence(),
-      law_promised_batch_invariance(),
+      law_batch_invariance(),
       law_uniform_on_zero_query(),
       law_single_key_passthrough(),
       law_causal_prefix_consistency(),
@@ -118,8 +119,9 @@ const std::vector<Law>& all_laws() {
       law_paged_equals_contiguous(),
       law_page_permutation_bit_identical(),
       law_page_size_independence(),
-      law_dead_bytes_inert(),
-      law_aliases_equal_copies(),
+      law_dead_page_bytes_inert(),
+      law_unread_table_entries_inert(),
+      law_page_alias_equals_copy(),
       law_quantized_matches_oracle(),
       law_window_equals_mask(),
       law_alibi_equals_bias(),
@@ -136,7 +138,7 @@ const std::vector<Law>& all_laws() {
       law_grad_gqa_sums_group(),
       law_grad_empty_rows_zero(),
       law_grad_deterministic(),
-      law_promised_deterministic_backward(),
+      law_backward_rerun_bit_identical(),
       law_grad_key_permutation_equivariance(),
       law_grad_query_permutation_equivariance(),
       law_grad_layout_invariance(),

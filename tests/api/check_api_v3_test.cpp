@@ -123,7 +123,7 @@ TEST(CheckApiV3, PromisesAreHeldBitForBit) {
   const auto by_alignment = [](const attncheck_call_v3* c, char* err, size_t n) {
     return find_builtin("path_by_alignment")->forward_v2(&c->v2, err, n);
   };
-  const std::vector<std::string> law = {"promised_deterministic_forward"};
+  const std::vector<std::string> law = {"rerun_bit_identical"};
   const attncheck::Report good = attncheck::check(reference, v3_options(law, kV2Features, ATTNCHECK_PROMISE_DETERMINISTIC));
   EXPECT_EQ(good.law(law[0])->status, attncheck::Status::pass) << good.text();
   EXPECT_GE(good.law(law[0])->judged, 10) << good.text();
@@ -144,13 +144,13 @@ TEST(CheckApiV3, BackwardTakesTheV3Call) {
     ++*backward_calls;
     return find_builtin("reference")->backward_v2(&c->v2, g, err, n);
   };
-  attncheck::Options o = v3_options({"grad_matches_oracle", "promised_deterministic_backward"}, kV2Features,
+  attncheck::Options o = v3_options({"grad_matches_oracle", "backward_rerun_bit_identical"}, kV2Features,
                                     ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD);
   o.cases = 20;
   const attncheck::Report r = attncheck::check(attncheck::with_backward(fwd, bwd), o);
   EXPECT_TRUE(r.passed()) << r.text();
   EXPECT_EQ(r.law("grad_matches_oracle")->status, attncheck::Status::pass) << r.text();
-  EXPECT_EQ(r.law("promised_deterministic_backward")->status, attncheck::Status::pass) << r.text();
+  EXPECT_EQ(r.law("backward_rerun_bit_identical")->status, attncheck::Status::pass) << r.text();
   EXPECT_GT(*backward_calls, 0);
 }
 

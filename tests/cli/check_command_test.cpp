@@ -49,6 +49,27 @@ TEST(CheckCommand, RefusesUnknownNamesWithExitTwo) {
   EXPECT_EQ(check(a).status, 2);
 }
 
+// Laws renamed to the spec's names (docs/laws.md) keep their old names on the
+// command line, with a note: dead_bytes_inert runs both of its halves.
+TEST(CheckCommand, OldLawNamesRunTheRenamedLawsWithANote) {
+  CheckArgs a;
+  a.impls = {"reference"};
+  a.laws = {"dead_bytes_inert"};
+  a.skip_laws = {"promised_batch_invariance"};
+  a.cases = 12;
+  a.seed = 1;
+  const CheckRun r = check(a);
+  EXPECT_NE(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--law dead_bytes_inert is deprecated, now dead_page_bytes_inert, unread_table_entries_inert"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--skip-law promised_batch_invariance is deprecated, now batch_invariance"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("dead_page_bytes_inert       PASS 12"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unread_table_entries_inert  PASS 12"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--law dead_page_bytes_inert --law unread_table_entries_inert"), std::string::npos) << r.out;
+}
+
 TEST(CheckCommand, PassingLawExitsZeroAndPrintsTheSeed) {
   CheckArgs a;
   a.impls = {"reference"};

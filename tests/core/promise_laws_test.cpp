@@ -1,6 +1,6 @@
 // ABI version 3's promises (docs/abi/plugin-abi-v3.md, "Promises") reach the
 // laws and are judged bit for bit: an implementation's promises() (a
-// built-in's row), buffers moved by shift_buffers, the promised_* laws skipped
+// built-in's row), buffers moved by shift_buffers, the promise laws skipped
 // without the promise and passed by the references that make it, and each
 // law failing a kernel that makes the promise and breaks it in the last bits
 // only (its path chosen by an address, by the batch, by kv_len; padding
@@ -77,7 +77,7 @@ TEST(Promises, ShiftedBuffersMoveEveryPointer) {
 }
 
 TEST(PromisedLaws, SkippedWithTheReasonWithoutThePromise) {
-  for (const char* name : {"promised_deterministic_forward", "promised_batch_invariance"}) {
+  for (const char* name : {"rerun_bit_identical", "batch_invariance"}) {
     auto impl = kernel("no-promise", naive_forward_v2, ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD);
     const LawReport r = run_law(law_named(name), *impl, promise_options(7));
     EXPECT_EQ(r.status, LawStatus::skipped) << name;
@@ -87,8 +87,8 @@ TEST(PromisedLaws, SkippedWithTheReasonWithoutThePromise) {
 
 TEST(PromisedLaws, TheReferencesKeepTheirPromises) {
   for (const char* name : {"reference", "naive", "online"})
-    for (const char* law : {"promised_deterministic_forward", "promised_deterministic_backward",
-                            "promised_batch_invariance", "batch_composition_independence"}) {
+    for (const char* law : {"rerun_bit_identical", "backward_rerun_bit_identical",
+                            "batch_invariance", "batch_composition_independence"}) {
       auto impl = make_builtin(name);
       RunOptions o = promise_options(20261207, 20);
       o.gen.dtypes = {DType::f32, DType::bf16};
@@ -106,7 +106,7 @@ TEST(PromisedLaws, ForwardCatchesAPathChosenByTheAddress) {
         return (reinterpret_cast<uintptr_t>(c->out.data) & 64) ? online_forward_v2(c, err, n)
                                                                  : naive_forward_v2(c, err, n);
       }, ATTNCHECK_PROMISE_DETERMINISTIC);
-  const LawReport r = run_law(law_named("promised_deterministic_forward"), *impl, promise_options(11));
+  const LawReport r = run_law(law_named("rerun_bit_identical"), *impl, promise_options(11));
   ASSERT_EQ(r.status, LawStatus::fail) << r.message;
   EXPECT_NE(r.message.find("bytes further"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("ATTNCHECK_PROMISE_DETERMINISTIC promises every bit"), std::string::npos) << r.message;
@@ -126,7 +126,7 @@ TEST(PromisedLaws, ForwardCatchesPaddingTimesZero) {
         return rc;
       }, ATTNCHECK_PROMISE_DETERMINISTIC);
   RunOptions o = promise_options(12, 60);
-  const LawReport r = run_law(law_named("promised_deterministic_forward"), *impl, o);
+  const LawReport r = run_law(law_named("rerun_bit_identical"), *impl, o);
   ASSERT_EQ(r.status, LawStatus::fail) << r.message;
   EXPECT_NE(r.message.find("padding rows and keys changed"), std::string::npos) << r.message;
 }
@@ -139,7 +139,7 @@ TEST(PromisedLaws, BackwardCatchesAReductionChosenByTheAddress) {
                        return (reinterpret_cast<uintptr_t>(g->dk.data) & 64) ? online_backward_v2(c, g, err, n)
                                                                              : naive_backward_v2(c, g, err, n);
                      });
-  const LawReport r = run_law(law_named("promised_deterministic_backward"), *impl, promise_options(13));
+  const LawReport r = run_law(law_named("backward_rerun_bit_identical"), *impl, promise_options(13));
   ASSERT_EQ(r.status, LawStatus::fail) << r.message;
   EXPECT_NE(r.message.find("ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD promises every bit"), std::string::npos)
       << r.message;
@@ -153,7 +153,7 @@ TEST(PromisedLaws, BatchInvarianceCatchesPathsChosenByTheBatchAndTheBounds) {
       "by-batch", [](const attncheck_call_v2* c, char* err, size_t n) {
         return c->batch >= 3 ? online_forward_v2(c, err, n) : naive_forward_v2(c, err, n);
       }, ATTNCHECK_PROMISE_BATCH_INVARIANT);
-  const LawReport r = run_law(law_named("promised_batch_invariance"), *by_batch, promise_options(14));
+  const LawReport r = run_law(law_named("batch_invariance"), *by_batch, promise_options(14));
   ASSERT_EQ(r.status, LawStatus::fail) << r.message;
   EXPECT_NE(r.message.find("ATTNCHECK_PROMISE_BATCH_INVARIANT promises every bit"), std::string::npos) << r.message;
   by_batch->set_promises(0);
@@ -164,19 +164,19 @@ TEST(PromisedLaws, BatchInvarianceCatchesPathsChosenByTheBatchAndTheBounds) {
       "by-kv-len", [](const attncheck_call_v2* c, char* err, size_t n) {
         return c->kv_len > 384 ? online_forward_v2(c, err, n) : naive_forward_v2(c, err, n);
       }, ATTNCHECK_PROMISE_BATCH_INVARIANT);
-  const LawReport b = run_law(law_named("promised_batch_invariance"), *by_bound, promise_options(15));
+  const LawReport b = run_law(law_named("batch_invariance"), *by_bound, promise_options(15));
   ASSERT_EQ(b.status, LawStatus::fail) << b.message;
   EXPECT_NE(b.message.find("larger bounds"), std::string::npos) << b.message;
 }
 
-// The zoo members that make a promise: each fails its pinned promised_* law
+// The zoo members that make a promise: each fails its pinned promise law
 // with the law's message, and passes the law that judges the same property
 // without the promise (the same call in place; within the bound).
 TEST(PromiseZoo, EachMemberBreaksItsPromiseOnlyInTheLastBits) {
   struct Row { const char* member; const char* promised; const char* unpromised; const char* words; };
-  for (const Row& row : {Row{"split_by_batch", "promised_batch_invariance", nullptr, "BATCH_INVARIANT promises"},
-                         Row{"path_by_alignment", "promised_deterministic_forward", "deterministic", "bytes further"},
-                         Row{"grad_dk_order_by_alignment", "promised_deterministic_backward", "grad_deterministic",
+  for (const Row& row : {Row{"split_by_batch", "batch_invariance", nullptr, "BATCH_INVARIANT promises"},
+                         Row{"path_by_alignment", "rerun_bit_identical", "deterministic", "bytes further"},
+                         Row{"grad_dk_order_by_alignment", "backward_rerun_bit_identical", "grad_deterministic",
                              "element(s) of dk differ"}}) {
     const BuiltinInfo* info = find_builtin(row.member);
     ASSERT_NE(info, nullptr) << row.member;

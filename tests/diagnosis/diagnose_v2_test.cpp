@@ -63,7 +63,8 @@ const std::map<std::string, FeatureBits>& needs() {
 // (the models predict from the padded problem); its packed laws' messages name
 // the sequence and the row that differ.
 // The paged members (ABI v3 paging: paged_short_sequence_zeros, paged_last_page_unmasked,
-// paged_path_by_page_number, paged_alias_length_overwritten, paged_slot_stride_from_head):
+// paged_path_by_page_number, paged_alias_length_overwritten, paged_slot_stride_from_head,
+// paged_extra_page_on_boundary):
 // no fault model reads a paged call either (a model predicts from the keys as the oracle reads them, never
 // from the table or the pool); the paged laws' messages name the sequence and row that
 // differ and the call that differs (a twin: pages renamed, another page size, ...).
@@ -74,7 +75,7 @@ const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nib
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
                                                    "paged_last_page_unmasked",   "paged_path_by_page_number",
                                                    "paged_alias_length_overwritten",
-                                                   "paged_slot_stride_from_head"};
+                                                   "paged_slot_stride_from_head", "paged_extra_page_on_boundary"};
 // Members diagnosed outside the v2 fault models: path_by_alignment, whose last bits
 // follow its buffers' alignment (diagnosis/promise_diagnosis.h: it makes no wrong value
 // for a model to predict). Left out of members() too; their rows carry the words, which

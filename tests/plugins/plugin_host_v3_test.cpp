@@ -284,7 +284,7 @@ TEST(V3Declaration, NumericsNeedAFormatThatKVFormatsOffers) {
 
 TEST(V3Declaration, VersionTwoFeaturesAloneAreAllJudged) {
   EXPECT_TRUE(v3_declarations_not_judged({.features = kAllFeatures, .has_backward = true}).empty());
-  // The promises are judged by the promised_* laws: never named.
+  // The promises are judged by the promise laws: never named.
   EXPECT_EQ(v3_declarations_not_judged({.features = ATTNCHECK_FEATURE_V_VIEW_OF_K, .promises = 7, .has_backward = true}),
             (std::vector<std::string>{"feature v_view_of_k"}));
 }

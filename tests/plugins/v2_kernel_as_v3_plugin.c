@@ -11,7 +11,7 @@
  * without the fault, and the v3 export also declares what no law judges yet
  * (V_VIEW_OF_K, Q_AS_Q8_0), KV_FORMATS with Q8_0 and Q4_0 (judged by
  * quantized_matches_oracle, which this version-2 kernel fails: it reads the
- * blocks as floats) and two promises the promised_* laws judge (DETERMINISTIC,
+ * blocks as floats) and two promises the promise laws judge (DETERMINISTIC,
  * BATCH_INVARIANT): it passes every other law, and the reports must say that
  * none of the unjudged declarations was checked. */
 #include <stdio.h>

@@ -86,7 +86,7 @@ elif scenario == "refused":
         expect("cannot load plugin" in p.stderr, f"{stem}: {p.stderr}")
 
 elif scenario == "not-checked":
-    # Its promises (DETERMINISTIC, BATCH_INVARIANT) are judged by the promised_* laws: not named.
+    # Its promises (DETERMINISTIC, BATCH_INVARIANT) are judged by the promise laws: not named.
     # (PAGED is judged since its laws landed: the plugin declares V_VIEW_OF_K in its place;
     # KV_FORMATS and its formats since quantized_matches_oracle: its numerics stay unjudged.)
     declared = ["feature v_view_of_k", "numerics q_as_q8_0"]
@@ -127,8 +127,8 @@ elif scenario == "example":
     # calls (cu_seqlens, slack, empty sequences) and paged ones (block_table, a pool with
     # poisoned dead slots, aliased pages) cross the plugin host to it.
     packed = ["packed_equals_padded", "slack_inert_and_untouched", "empty_sequences"]
-    paged = ["paged_equals_contiguous", "page_permutation_bit_identical", "page_size_independence", "dead_bytes_inert",
-             "aliases_equal_copies"]
+    paged = ["paged_equals_contiguous", "page_permutation_bit_identical", "page_size_independence", "dead_page_bytes_inert",
+             "unread_table_entries_inert", "page_alias_equals_copy"]
     laws = ["matches_oracle", "lse_matches_oracle", "lengths_equal_slices", "layout_invariance",
             "sink_equals_extra_key", "window_equals_mask", "gqa_equals_repeated_kv", "fully_masked_rows_zero"] + packed + paged
     args = ["check", "--plugin", os.path.join(plugin_dir, "libexample_attention_v3.so"), "--seed", SEED,
@@ -150,7 +150,7 @@ elif scenario == "example":
 
 elif scenario == "promises":
     # The example keeps the promises it makes, judged bit for bit through the plugin host.
-    promised = ["promised_deterministic_forward", "promised_batch_invariance"]
+    promised = ["rerun_bit_identical", "batch_invariance"]
     args = ["check", "--plugin", os.path.join(plugin_dir, "libexample_attention_v3.so"), "--seed", SEED,
             "--json", "r.json"]
     for law in promised:
@@ -161,7 +161,7 @@ elif scenario == "promises":
         expect(l["status"] == "pass" and l["judged"] >= 10, f"example_c_v3 {l['law']}: {l['status']} {l['judged']}")
     expect(sorted(l["law"] for l in impl["laws"]) == sorted(promised), f"{[l['law'] for l in impl['laws']]}")
     # A kernel that promises determinism and sums its keys in an order a per-call counter picks fails.
-    law = ["--law", "promised_deterministic_forward", "--seed", SEED, "--json", "c.json"]
+    law = ["--law", "rerun_bit_identical", "--seed", SEED, "--json", "c.json"]
     p = run(["check", "--plugin", plugin("v3_counter_order_plugin")] + law, 1)
     failed = read_json("c.json")["implementations"][0]["laws"][0]
     expect(failed["status"] == "fail", f"counter_order: {failed['status']}")

@@ -7,7 +7,7 @@
  * results differ in their last bits from call to call: a per-call counter
  * picks the order, as a kernel with a persistent work queue or split
  * scheduler would. For tests/plugins/v3_cli.py, scenario promises: the
- * promised_deterministic_forward law fails it through the plugin host.
+ * rerun_bit_identical law fails it through the plugin host.
  * With NO_PROMISE it promises nothing (the law is then skipped). */
 #define attncheck_plugin_v3 example_entry_v3
 #include "../../plugins/example_c/example_attention_v3.c"

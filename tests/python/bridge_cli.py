@@ -220,7 +220,7 @@ elif scenario == "packed-passes":
     # ABI v3 through the bridge: "packed" declared, cu_seqlens_q/k and total_q/k as
     # keywords, packed q and k as [total, heads, dim] (the fixture raises otherwise), and
     # the declared promises judged bit for bit.
-    laws = PACKED_LAWS + ["matches_oracle", "promised_deterministic_forward", "promised_batch_invariance"]
+    laws = PACKED_LAWS + ["matches_oracle", "rerun_bit_identical", "batch_invariance"]
     rc, got, out = run(fixture("packed.py:varlen_attention"), "--seed", "5", "--cases", "30", "--min-judged", "10",
                        *[a for law in laws for a in ("--law", law)])
     expect(rc == 0, "a correct NumPy varlen attention passes the packed and promised laws", out)
@@ -237,8 +237,8 @@ elif scenario == "packed-fault":
         expect(got[law]["status"] == "fail", f"{law} fails", out)
 elif scenario == "promises":
     rc, got, out = run(fixture("promises.py:drifts"), "--seed", "5", "--cases", "30", "--min-judged", "10",
-                       "--dtype", "f32,f64", "--law", "matches_oracle", "--law", "promised_deterministic_forward")
-    expect(rc == 1 and got["promised_deterministic_forward"]["status"] == "fail"
+                       "--dtype", "f32,f64", "--law", "matches_oracle", "--law", "rerun_bit_identical")
+    expect(rc == 1 and got["rerun_bit_identical"]["status"] == "fail"
            and got["matches_oracle"]["status"] == "pass", "a broken promise fails its law, and only it", out)
     for target, words in (("promises.py:no_backward", ["attncheck_promises names 'deterministic_backward'",
                                                        "no attncheck_backward"]),

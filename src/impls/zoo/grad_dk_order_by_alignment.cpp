@@ -5,7 +5,7 @@
 // repeats every bit (grad_deterministic passes) and dk lies within rounding
 // of the correct gradient; moved elsewhere, dk's last bits change. It
 // promises a deterministic backward all the same:
-// promised_deterministic_backward catches it.
+// backward_rerun_bit_identical catches it.
 #include <cstdint>
 
 #include "impls/reference_backward.h"

@@ -5,7 +5,7 @@
 // reads zeros past the last writer's count (prefix caching and beam-search
 // forks share pages, vLLM's tests alias them at random): a kernel that keeps
 // per-page metadata assuming distinct pages. Pages read once are right, and
-// so is every unpaged call. Caught by aliases_equal_copies (a fresh copy has
+// so is every unpaged call. Caught by page_alias_equals_copy (a fresh copy has
 // its own count) and matches_oracle.
 #include <algorithm>
 #include <cstring>

@@ -6,8 +6,9 @@
 // paged kernels that load a whole block and forget to mask its tail (vLLM's
 // 0x7F fill in unused slots is there to catch them). Unpaged calls, and
 // sequences whose Lk is a multiple of page_size or kv_len, are right. Caught
-// by dead_bytes_inert (the dead slots' poison shows) and paged_equals_contiguous
-// (the padded twin attends Lk keys).
+// by dead_page_bytes_inert (the dead slots' poison shows) and
+// paged_equals_contiguous (the padded twin attends Lk keys); not by
+// unread_table_entries_inert (its last page's entry is read).
 #include <algorithm>
 #include <vector>
 

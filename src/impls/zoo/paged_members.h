@@ -17,6 +17,9 @@ int paged_short_sequence_zeros_forward_v3(const attncheck_call_v3* call, char* e
 // keys are the table's pages times page_size (at most kv_len), slots >= Lk
 // of the last page attended.
 int paged_last_page_unmasked_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+// paged_extra_page_on_boundary: when Lk is a multiple of page_size, the page
+// of the first unread table entry read as one more full page of keys.
+int paged_extra_page_on_boundary_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 // paged_path_by_page_number: naive's summation order when the first table
 // entry names an odd page, reference's otherwise: where the pages lie picks
 // the rounding (pytorch/pytorch#182593's class).

@@ -5,7 +5,7 @@
 // the same place repeats every bit (deterministic passes), and every result
 // lies within the bound; the same call with its buffers elsewhere comes back
 // with other last bits. It promises determinism all the same:
-// promised_deterministic_forward, which moves the buffers, catches it.
+// rerun_bit_identical, which moves the buffers, catches it.
 #include <cstdint>
 
 #include "impls/kernels.h"

@@ -1,6 +1,6 @@
 // The zoo members that make an ABI version 3 promise (ATTNCHECK_PROMISE_*)
 // and break it in the last bits only: every result as accurate as a correct
-// kernel's, so only the promised_* laws (and batch_composition_independence,
+// kernel's, so only the promise laws (and batch_composition_independence,
 // bit for bit under BATCH_INVARIANT) catch them. Their rows: builtins.cpp.
 #pragma once
 

@@ -7,7 +7,7 @@
 // order); 3 or more: key tiles streamed with a running max and rescaled sums
 // (online's order). Both are correct: each result lies within the bound, and
 // the same sequence comes back with other last bits in a batch of 3. It
-// promises batch invariance all the same: promised_batch_invariance (and
+// promises batch invariance all the same: batch_invariance (and
 // batch_composition_independence, bit for bit under the promise) catch it.
 #include "impls/kernels.h"
 #include "impls/zoo/promise_members.h"

@@ -1,4 +1,4 @@
-// aliases_equal_copies (ABI v3, "Paged caches"): a page the table names more
+// page_alias_equals_copy (ABI v3, "Paged caches"): a page the table names more
 // than once among the pages sequences read (prefix caching: in several rows;
 // vLLM's tests: twice in one row) replaced, at its last use, by a fresh copy
 // (one more page, holding the keys that use reads), and then every repeated
@@ -29,9 +29,9 @@ std::vector<std::size_t> used_entries(const Problem& p) {
 
 }  // namespace
 
-Law law_aliases_equal_copies() {
+Law law_page_alias_equals_copy() {
   Law law;
-  law.name = "aliases_equal_copies";
+  law.name = "page_alias_equals_copy";
   law.statement = "an aliased page replaced by a fresh copy of it changes no bit of out and lse";
   law.features = kAllFeatures | kPackedFeature | kPagedFeature;
   law.required = kPagedFeature;

@@ -1,4 +1,4 @@
-// promised_batch_invariance: under ABI version 3's
+// batch_invariance: under ABI version 3's
 // ATTNCHECK_PROMISE_BATCH_INVARIANT, sequence b's out rows and lse are
 // bit-identical between two forward calls that give b the same inputs,
 // whatever else differs: batch, the other sequences, b's place in the batch,
@@ -94,9 +94,9 @@ std::optional<Verdict> compare_slices(Implementation& impl, const Problem& compo
 
 }  // namespace
 
-Law law_promised_batch_invariance() {
+Law law_batch_invariance() {
   Law law;
-  law.name = "promised_batch_invariance";
+  law.name = "batch_invariance";
   law.statement = "ABI v3 promise BATCH_INVARIANT: each sequence (257 keys or more) alone is bitwise its slice of "
                   "other batches, at other places, with other bounds";
   // Drawn without lengths: every drawn sequence has all its keys (the law

@@ -1,4 +1,4 @@
-// promised_deterministic_forward: under ABI version 3's
+// rerun_bit_identical: under ABI version 3's
 // ATTNCHECK_PROMISE_DETERMINISTIC, two forward calls that differ only in the
 // addresses of their buffers and in bytes that must not influence anything
 // write bit-identical out and lse (docs/abi/plugin-abi-v3.md, "Promises").
@@ -28,9 +28,9 @@
 
 namespace attncheck {
 
-Law law_promised_deterministic_forward() {
+Law law_rerun_bit_identical() {
   Law law;
-  law.name = "promised_deterministic_forward";
+  law.name = "rerun_bit_identical";
   law.statement = "ABI v3 promise DETERMINISTIC: the call again, its buffers elsewhere and its padding changed, "
                   "gives bitwise identical out and lse";
   law.features = kAllFeatures;

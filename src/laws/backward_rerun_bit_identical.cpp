@@ -1,4 +1,4 @@
-// promised_deterministic_backward: under ABI version 3's
+// backward_rerun_bit_identical: under ABI version 3's
 // ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD, two backward calls that differ
 // only in the addresses of their buffers and in bytes that must not influence
 // anything write bit-identical dq, dk and dv (FlashAttention's
@@ -24,9 +24,9 @@
 
 namespace attncheck {
 
-Law law_promised_deterministic_backward() {
+Law law_backward_rerun_bit_identical() {
   Law law;
-  law.name = "promised_deterministic_backward";
+  law.name = "backward_rerun_bit_identical";
   law.statement = "ABI v3 promise DETERMINISTIC_BACKWARD: the backward call again, its buffers elsewhere and its "
                   "padding changed, gives bitwise identical dq, dk and dv";
   law.features = kAllFeatures | kBackwardFeature;  // version 2's shape: not packed (see above)
