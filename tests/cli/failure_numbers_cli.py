@@ -40,7 +40,8 @@ def messages(out):
 if scenario == "compared-values":
     # (member, law, seed): each printed a pair alike before issue #34.
     runs = [("causal_off_by_one", "logit_shift_invariance", "1"),
-            ("batch_head_swapped", "key_permutation_invariance", "1"),
+            # seed 2: at seed 1 issue #33's draws no longer fail this law on this member
+            ("batch_head_swapped", "key_permutation_invariance", "2"),
             ("batch_head_swapped", "logit_shift_invariance", "1")]
     for member, law, seed in runs:
         msgs = messages(check("--impl", member, "--law", law, "--seed", seed))
@@ -69,12 +70,19 @@ elif scenario == "shrunk-values":
                 "logit_shift_invariance", "--law", "default_scale_is_inverse_sqrt_d", "--save-failures", cases,
                 "--shrink-seconds", "600")
     saved = sorted(glob.glob(os.path.join(cases, "*.json")))
-    expect(len(saved) == 3, f"three saved cases expected: {saved}\n{out}")
+    # scale_invariance (the one that shrank to 3058 values) and logit_shift_invariance fail at
+    # seed 1; default_scale_is_inverse_sqrt_d did too before issue #33's draws moved (it still
+    # fails at seed 2). Every case saved must be small.
+    names = sorted(os.path.basename(x).split("-")[0] for x in saved)
+    expect({"scale_invariance", "logit_shift_invariance"} <= set(names), f"saved cases: {saved}\n{out}")
     for path in saved:
         p = json.load(open(path))["problem"]
         values = [float.fromhex(x) for t in ("q", "k", "v") for x in p[t]]
         nonzero = [x for x in values if x != 0]
-        expect(len(nonzero) <= 12, f"{os.path.basename(path)}: {len(nonzero)} of {len(values)} values nonzero")
+        # A handful per tensor: 16 (issue #33's draws give scale_invariance at seed 1 a case of
+        # head_dim 72 that shrinks to 13 of 297 nonzero, 5 of them in q; the fault this guards
+        # against left 2894 of 3058).
+        expect(len(nonzero) <= 16, f"{os.path.basename(path)}: {len(nonzero)} of {len(values)} values nonzero")
         expect(all(x == int(x) for x in nonzero), f"{os.path.basename(path)}: non-integer values {nonzero}")
         # The case file keeps the exact hex floats.
         expect(all(x.startswith(("0x", "-0x")) for x in p["q"]), f"{os.path.basename(path)}: q not hex floats")
