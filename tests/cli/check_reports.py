@@ -45,7 +45,7 @@ def run(args, expect_rc):
 def zoo_rows():
     """The zoo as its rows (impls/builtins.cpp) describe it, through `attncheck list`:
     name -> {"pinned": [laws that must catch it], "diagnosis": words or "", "v2": bool,
-    "backward": bool}. Every zoo line ends "(caught by LAW, ...; diagnosed as "WORDS")"."""
+    "backward": bool, "v3": bool}. Every zoo line ends "(caught by LAW, ...; diagnosed as "WORDS")"."""
     listing = subprocess.run([attncheck, "list"], capture_output=True, text=True, check=True).stdout
     rows = {}
     for line in listing.splitlines():
@@ -55,7 +55,8 @@ def zoo_rows():
         m = re.search(r' \(caught by ([^;()]+)(?:; diagnosed as "([^"]*)")?\)$', line)
         expect(m, f"zoo member without the laws that catch it in `attncheck list`: {line}")
         rows[fields[0]] = {"pinned": m.group(1).split(", "), "diagnosis": m.group(2) or "",
-                           "v2": "[ABI v2" in line, "backward": "; backward]" in line}
+                           "v2": "[ABI v2" in line, "backward": "; backward]" in line,
+                           "v3": "; v3:" in line}
     expect(len(rows) >= 20, f"only {len(rows)} zoo members in `attncheck list`")
     return rows
 
@@ -126,7 +127,12 @@ elif scenario == "v2-zoo":
     # references and the v2 example plugin pass every v2 law on judged cases;
     # a v1 plugin has the v2 laws skipped with the reason, never passed.
     # The v2 members (a v2 entry, no backward of their own) and the laws their rows pin.
-    expected = {name: row["pinned"] for name, row in zoo_rows().items() if row["v2"] and not row["backward"]}
+    # Not the members of version 3's features and promises (their laws and members are judged by
+    # the zoo tests, plugin_v3_cli_* and the embedded default): with them this scenario ran
+    # every paged, format and promise law on every member, a minute of the Release pass.
+    v3_laws = {"rerun_bit_identical", "backward_rerun_bit_identical", "batch_invariance"}
+    expected = {name: row["pinned"] for name, row in zoo_rows().items()
+                if row["v2"] and not row["backward"] and not row["v3"] and not set(row["pinned"]) & v3_laws}
     expect(len(expected) >= 9, expected)
     v2_laws = ["gqa_equals_repeated_kv", "layout_invariance", "lengths_equal_slices", "window_equals_mask",
                "alibi_equals_bias", "softcap_bounds_weights", "sink_equals_extra_key",
@@ -136,8 +142,13 @@ elif scenario == "v2-zoo":
         args += ["--impl", name]
     for name in sorted(set(v2_laws + ["matches_oracle"]) | {n for p in expected.values() for n in p}):
         args += ["--law", name]
+    # Rows of at most 2,048 keys: this scenario is about version 2's features, which its members
+    # get wrong at any length; issue #33's long rows (2,049 to 32,768 keys) made the plain C
+    # examples' laws half a minute of it (the embedded default and the shapes tests judge long
+    # rows). --shrink-seconds 2: only verdicts are checked here.
     out, report = run(args + ["--plugin", os.path.join(plugin_dir, "libexample_attention_v2.so"),
-                              "--plugin", os.path.join(plugin_dir, "libexample_attention.so")], 1)
+                              "--plugin", os.path.join(plugin_dir, "libexample_attention.so"),
+                              "--kv-len", "1..2048", "--shrink-seconds", "2"], 1)
     for member, pinned in expected.items():
         for law_name in pinned:
             l = law(report, member, law_name)
