@@ -12,16 +12,10 @@ namespace {
 void share_aliased_values(Problem& p) {
   const Shape& s = p.shape;
   const int64_t kvh = s.kv_head_count();
-  std::vector<int64_t> owner(static_cast<std::size_t>(p.num_pages * p.page_size), -1);  // b * kv_len + j
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t j = 0; j < p.kv_len_of(b); ++j) {
-      int64_t& first = owner[static_cast<std::size_t>(p.page_of(b, j) * p.page_size + j % p.page_size)];
-      if (first < 0) { first = b * s.kv_len + j; continue; }
-      const int64_t b0 = first / s.kv_len, j0 = first % s.kv_len;
-      for (int64_t h = 0; h < kvh; ++h) {
-        for (int64_t d = 0; d < s.head_dim; ++d) p.k[p.k_at(b * kvh + h, j, d)] = p.k[p.k_at(b0 * kvh + h, j0, d)];
-        for (int64_t c = 0; c < s.value_dim; ++c) p.v[p.v_at(b * kvh + h, j, c)] = p.v[p.v_at(b0 * kvh + h, j0, c)];
-      }
+  for (const AliasedKey& a : aliased_keys(p))
+    for (int64_t h = 0; h < kvh; ++h) {
+      for (int64_t d = 0; d < s.head_dim; ++d) p.k[p.k_at(a.b * kvh + h, a.j, d)] = p.k[p.k_at(a.b0 * kvh + h, a.j0, d)];
+      for (int64_t c = 0; c < s.value_dim; ++c) p.v[p.v_at(a.b * kvh + h, a.j, c)] = p.v[p.v_at(a.b0 * kvh + h, a.j0, c)];
     }
 }
 

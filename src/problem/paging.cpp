@@ -39,4 +39,17 @@ std::vector<bool> live_slots(const Problem& p) {
   return live;
 }
 
+std::vector<AliasedKey> aliased_keys(const Problem& p) {
+  const int64_t kv_len = p.shape.kv_len;
+  std::vector<int64_t> owner(static_cast<std::size_t>(p.num_pages * p.page_size), -1);  // b * kv_len + j
+  std::vector<AliasedKey> aliased;
+  for (int64_t b = 0; b < p.shape.batch; ++b)
+    for (int64_t j = 0; j < p.kv_len_of(b); ++j) {
+      int64_t& first = owner[static_cast<std::size_t>(p.page_of(b, j) * p.page_size + j % p.page_size)];
+      if (first < 0) first = b * kv_len + j;
+      else aliased.push_back({b, j, first / kv_len, first % kv_len});
+    }
+  return aliased;
+}
+
 }  // namespace attncheck

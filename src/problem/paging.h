@@ -33,4 +33,13 @@ Problem pages_renamed(const Problem& p, const std::vector<int32_t>& perm);
 // Slots (page * page_size + slot) some sequence reads as a live key.
 std::vector<bool> live_slots(const Problem& p);
 
+// A live key whose page slot a key before it already read (aliased pages): key j of
+// sequence b and the slot's first reader, key j0 of sequence b0 (first in the order of
+// b, then j). Their k and v must hold the same bits (Problem::inconsistency); the
+// generator makes them so.
+struct AliasedKey {
+  int64_t b, j, b0, j0;
+};
+std::vector<AliasedKey> aliased_keys(const Problem& p);
+
 }  // namespace attncheck

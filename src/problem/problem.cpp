@@ -8,6 +8,7 @@
 
 #include "problem/kv_storage.h"
 #include "problem/number_text.h"
+#include "problem/paging.h"
 #include "problem/problem_fields.h"
 
 namespace attncheck {
@@ -236,25 +237,19 @@ std::string paging_inconsistency(const Problem& p) {
   }
   if (p.packed_k()) return "paged keys with cu_seqlens_k (keys are padded, packed or paged)";
   if (p.is_backward()) return "a paged problem with a dout: backward is never called for paged calls";
-  // The first live key of each slot, then every other one compared with it.
+  // Every key that shares a slot with the slot's first reader, compared with it.
   const int64_t kvh = s.kv_head_count();
-  std::vector<int64_t> owner(static_cast<std::size_t>(p.num_pages * p.page_size), -1);  // b * kv_len + j
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t j = 0; j < p.kv_len_of(b); ++j) {
-      int64_t& first = owner[static_cast<std::size_t>(p.page_of(b, j) * p.page_size + j % p.page_size)];
-      if (first < 0) { first = b * s.kv_len + j; continue; }
-      const int64_t b0 = first / s.kv_len, j0 = first % s.kv_len;
-      for (int64_t h = 0; h < kvh; ++h) {
-        bool same = true;
-        for (int64_t d = 0; d < s.head_dim; ++d)
-          same = same && same_value(p.k[p.k_at(b0 * kvh + h, j0, d)], p.k[p.k_at(b * kvh + h, j, d)]);
-        for (int64_t c = 0; c < s.value_dim; ++c)
-          same = same && same_value(p.v[p.v_at(b0 * kvh + h, j0, c)], p.v[p.v_at(b * kvh + h, j, c)]);
-        if (!same) {
-          os << "key " << j << " of sequence " << b << " and key " << j0 << " of sequence " << b0
-             << " share slot " << j % p.page_size << " of page " << p.page_of(b, j) << " but differ (kv head " << h << ")";
-          return os.str();
-        }
+  for (const AliasedKey& a : aliased_keys(p))
+    for (int64_t h = 0; h < kvh; ++h) {
+      bool same = true;
+      for (int64_t d = 0; d < s.head_dim; ++d)
+        same = same && same_value(p.k[p.k_at(a.b0 * kvh + h, a.j0, d)], p.k[p.k_at(a.b * kvh + h, a.j, d)]);
+      for (int64_t c = 0; c < s.value_dim; ++c)
+        same = same && same_value(p.v[p.v_at(a.b0 * kvh + h, a.j0, c)], p.v[p.v_at(a.b * kvh + h, a.j, c)]);
+      if (!same) {
+        os << "key " << a.j << " of sequence " << a.b << " and key " << a.j0 << " of sequence " << a.b0 << " share slot "
+           << a.j % p.page_size << " of page " << p.page_of(a.b, a.j) << " but differ (kv head " << h << ")";
+        return os.str();
       }
     }
   return "";
