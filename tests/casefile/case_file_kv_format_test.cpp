@@ -9,6 +9,7 @@
 
 #include "casefile/case_file.h"
 #include "casefile/case_hash.h"
+#include "case_record_fixture.h"
 #include "gen/choice_source.h"
 #include "gen/kv_format_draws.h"
 #include "problem/problem.h"
@@ -31,17 +32,7 @@ Problem formatted_problem() {
   return p;
 }
 
-CaseRecord record_of(const Problem& p) {
-  CaseRecord r;
-  r.problem = p;
-  r.law = "quantized_matches_oracle";
-  r.implementation = "reference";
-  r.source = "builtin:reference";
-  r.found_by = "rapidcheck";
-  r.seed = 5;
-  r.date = "2026-12-07T02:00:00Z";
-  return r;
-}
+CaseRecord record_of(const Problem& p) { return test::record_of(p, "quantized_matches_oracle", "2026-12-07T02:00:00Z"); }
 
 TEST(KvFormatCase, EveryFieldRoundTrips) {
   const Problem p = formatted_problem();

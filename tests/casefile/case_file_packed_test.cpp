@@ -8,6 +8,7 @@
 
 #include "casefile/case_file.h"
 #include "casefile/case_hash.h"
+#include "case_record_fixture.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -17,9 +18,7 @@ namespace {
 // lengths shorter than the last query slot.
 Problem packed_problem() {
   Problem p = make_problem(DType::f16, Shape{3, 2, 4, 5, 2, 3, 1}, Causal::bottom_right);
-  int n = 0;
-  for (auto* tensor : {&p.q, &p.k, &p.v})
-    for (double& x : *tensor) x = 0.25 * (n++ % 9) - 1;
+  test::fill_exact_values(p);
   p.cu_seqlens_q = {0, 2, 2, 6};
   p.cu_seqlens_k = {0, 5, 5, 8};
   p.total_q = 9;
@@ -29,17 +28,7 @@ Problem packed_problem() {
   return p;
 }
 
-CaseRecord record_of(const Problem& p) {
-  CaseRecord r;
-  r.problem = p;
-  r.law = "packed_equals_padded";
-  r.implementation = "reference";
-  r.source = "builtin:reference";
-  r.found_by = "rapidcheck";
-  r.seed = 5;
-  r.date = "2026-12-06T23:00:00Z";
-  return r;
-}
+CaseRecord record_of(const Problem& p) { return test::record_of(p, "packed_equals_padded", "2026-12-06T23:00:00Z"); }
 
 TEST(PackedCase, EveryFieldRoundTrips) {
   const Problem p = packed_problem();

@@ -8,6 +8,7 @@
 
 #include "casefile/case_file.h"
 #include "casefile/case_hash.h"
+#include "case_record_fixture.h"
 #include "problem/paging.h"
 #include "problem/problem.h"
 
@@ -19,9 +20,7 @@ namespace {
 // is unread; dead slots hold -inf.
 Problem paged_problem() {
   Problem p = make_problem(DType::bf16, Shape{2, 2, 3, 4, 2, 3, 1}, Causal::bottom_right);
-  int n = 0;
-  for (auto* tensor : {&p.q, &p.k, &p.v})
-    for (double& x : *tensor) x = 0.25 * (n++ % 9) - 1;
+  test::fill_exact_values(p);
   p.kv_lens = {3, 0};
   p.page_size = 2;
   p.max_pages_per_seq = 2;
@@ -32,17 +31,7 @@ Problem paged_problem() {
   return p;
 }
 
-CaseRecord record_of(const Problem& p) {
-  CaseRecord r;
-  r.problem = p;
-  r.law = "paged_equals_contiguous";
-  r.implementation = "reference";
-  r.source = "builtin:reference";
-  r.found_by = "rapidcheck";
-  r.seed = 5;
-  r.date = "2026-12-07T01:00:00Z";
-  return r;
-}
+CaseRecord record_of(const Problem& p) { return test::record_of(p, "paged_equals_contiguous", "2026-12-07T01:00:00Z"); }
 
 TEST(PagedCase, EveryFieldRoundTrips) {
   const Problem p = paged_problem();
