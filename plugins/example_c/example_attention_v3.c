@@ -5,9 +5,10 @@
  * fields version 3 adds (packed batches, paged caches, stored K/V formats and their
  * scales, ALiBi slopes per batch entry), each with a neutral value; a plugin only
  * receives non-neutral values for the features it declares. This example declares
- * version 2's forward features and two version-3 features, packed batches (PACKED) and
- * paged keys (PAGED), and no format or numerics bit: every call it gets is a version-2
- * call in `call->v2`, perhaps packed or paged, and it computes that call exactly as the
+ * version 2's forward features and three version-3 features, packed batches (PACKED),
+ * paged keys (PAGED) and ALiBi slopes per batch entry (ALIBI_BATCH), and no format or
+ * numerics bit: every call it gets is a version-2 call in `call->v2`, perhaps packed or
+ * paged or with a row of slopes per batch entry, and it computes that call exactly as the
  * spec states it, one step per function, in double:
  *   - packed batches (PACKED): with cu_seqlens_q, q and out are [total_q][heads][dim]
  *     and row i of sequence b is packed row cu_seqlens_q[b] + i (stride[0] is 0); with
@@ -20,6 +21,10 @@
  *     or kv_len. Only the first ceil(Lk/page_size) entries of a row are read, and of
  *     those pages only the slots of keys j < Lk: the rest of the pool (dead slots,
  *     other pages) may hold NaN, and pages may repeat (aliases need nothing);
+ *   - ALiBi slopes per batch entry (ALIBI_BATCH): with alibi_batch_stride s > 0 the slope
+ *     of query head h in batch entry b is alibi_slopes[b*s + h] (rows of s floats, the
+ *     first heads of each read; FlashAttention-2's (batch, nheads) slopes); s = 0 is
+ *     version 2's [heads];
  *   - strided views of q, k, v, out (STRIDES); grouped-query heads (GQA);
  *   - per-sequence lengths: padding rows and keys never read, padding rows of out and
  *     lse never written (LENGTHS);
@@ -42,7 +47,7 @@
  * plugin, packed calls (packed_equals_padded, slack_inert_and_untouched,
  * empty_sequences), paged calls (matches_oracle, paged_equals_contiguous,
  * page_permutation_bit_identical, page_size_independence, dead_page_bytes_inert, unread_table_entries_inert,
- * page_alias_equals_copy), and its promises. A version-3 feature, format or numerics bit declared in
+ * page_alias_equals_copy), slopes per batch entry (alibi_batch_matches_alone), and its promises. A version-3 feature, format or numerics bit declared in
  * attncheck_impl_v3 is accepted (or refused, when the spec says so) but not yet judged
  * by any law; the reports then say "NOT CHECKED" (docs/plugins.md, "Version 3").
  *
@@ -78,7 +83,7 @@
 
 /* The plugin declares PACKED and PAGED and no other version-3 feature, so the checker
  * sends every other added field at its neutral value: K and V in the call's dtype with no
- * scales, slopes per head only. Anything else is a caller that breaks the contract:
+ * scales. Anything else is a caller that breaks the contract:
  * answered with an error (2) that names the field, never computed as if it were neutral.
  * Returns 1 when every such field is neutral and the packing and paging fields agree. */
 static int added_fields_neutral(const attncheck_call_v3 *c, char *err, size_t err_len) {
@@ -89,9 +94,8 @@ static int added_fields_neutral(const attncheck_call_v3 *c, char *err, size_t er
   else if (c->block_table && c->cu_seqlens_k) field = "cu_seqlens_k with block_table (keys are packed or paged)";
   else if (c->k_format != ATTNCHECK_KV_DTYPE || c->v_format != ATTNCHECK_KV_DTYPE) field = "k_format/v_format";
   else if (c->k_scale.data || c->v_scale.data) field = "k_scale/v_scale";
-  else if (c->alibi_batch_stride) field = "alibi_batch_stride (ALIBI_BATCH)";
   if (!field) return 1;
-  snprintf(err, err_len, "%s: not a call this plugin's declaration (PACKED, PAGED) allows", field);
+  snprintf(err, err_len, "%s: not a call this plugin's declaration (PACKED, PAGED, ALIBI_BATCH) allows", field);
   return 0;
 }
 
@@ -121,12 +125,14 @@ static void store(void *data, attncheck_dtype dtype, int64_t at, double x) {
  * packed) and k_row0 the row of the k and v views that holds key 0 (0, or
  * cu_seqlens_k[b] packed): a packed view's stride[0] is 0, so offset_of(stride, b, h,
  * q_row, c) is right for both forms. With paged keys, pages is b's row of block_table
- * and page_size its pages' keys (NULL and 0 otherwise). mask, bias and lse keep their
- * (b, h, i, j) shapes. */
+ * and page_size its pages' keys (NULL and 0 otherwise). slopes is b's row of ALiBi slopes
+ * (alibi_slopes + b*alibi_batch_stride: the slopes themselves when the stride is 0), NULL
+ * without ALiBi. mask, bias and lse keep their (b, h, i, j) shapes. */
 typedef struct row {
   int64_t b, h, i, kv_h, q_len, kv_len, diagonal, q_row, k_row0;
   const int32_t *pages;
   int64_t page_size;
+  const float *slopes;
 } row;
 
 /* Offset of channel col of key j of row r's sequence, in elements, in the k or v view
@@ -147,6 +153,7 @@ static row row_at(const attncheck_call_v3 *call, int64_t b, int64_t h, int64_t i
   r.k_row0 = call->cu_seqlens_k ? call->cu_seqlens_k[b] : 0;
   r.pages = call->block_table ? call->block_table + b * call->max_pages_per_seq : NULL;
   r.page_size = call->block_table ? call->page_size : 0;
+  r.slopes = c->alibi_slopes ? c->alibi_slopes + b * call->alibi_batch_stride : NULL;
   r.b = b;
   r.h = h;
   r.i = i;
@@ -171,7 +178,7 @@ static int visible(const attncheck_call_v2 *c, const row *r, int64_t j) {
 }
 
 /* The logit of visible key j, in the spec's order: z = scale (q_i . k_j), then
- * softcap tanh(z / softcap), then + bias, then - slope_h |d_i - j|. */
+ * softcap tanh(z / softcap), then + bias, then - slope |d_i - j| (the slope of (b, h)). */
 static double logit(const attncheck_call_v2 *c, const row *r, int64_t j, double scale) {
   double dot = 0;
   for (int64_t d = 0; d < c->head_dim; ++d)
@@ -180,7 +187,7 @@ static double logit(const attncheck_call_v2 *c, const row *r, int64_t j, double 
   double z = scale * dot;
   if (c->softcap > 0) z = c->softcap * tanh(z / c->softcap);
   if (c->bias.data) z += load(c->bias.data, c->dtype, offset_of(c->bias.stride, r->b, r->h, r->i, j));
-  if (c->alibi_slopes) z -= (double)c->alibi_slopes[r->h] * fabs((double)(r->diagonal - j));
+  if (r->slopes) z -= (double)r->slopes[r->h] * fabs((double)(r->diagonal - j));
   return z;
 }
 
@@ -258,6 +265,11 @@ static int call_is_valid(const attncheck_call_v3 *call, char *err, size_t err_le
              (long long)c->kv_heads);
     return 0;
   }
+  if (call->alibi_batch_stride != 0 && (!c->alibi_slopes || call->alibi_batch_stride < c->heads)) {
+    snprintf(err, err_len, "alibi_batch_stride (%lld) is neither 0 nor at least heads with slopes",
+             (long long)call->alibi_batch_stride);
+    return 0;
+  }
   if (call->block_table && c->kv_len > call->max_pages_per_seq * call->page_size) {
     snprintf(err, err_len, "kv_len (%lld) is past max_pages_per_seq * page_size", (long long)c->kv_len);
     return 0;
@@ -321,7 +333,7 @@ static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t e
   return ATTNCHECK_OK;
 }
 
-/* Version 2's forward features, PACKED and PAGED (kv_formats and numerics 0, neutral), and the
+/* Version 2's forward features, PACKED, PAGED and ALIBI_BATCH (kv_formats and numerics 0, neutral), and the
  * promises its loop keeps (see the top of the file). Another version-3 feature declared
  * here would be loaded, but no law of this attncheck judges it yet, and the reports would
  * say so. The struct is static: it must outlive the call. */
@@ -331,7 +343,7 @@ const attncheck_impl_v3 *attncheck_plugin_v3(void) {
       ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES |
           ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS |
           ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE | ATTNCHECK_FEATURE_PACKED |
-          ATTNCHECK_FEATURE_PAGED,
+          ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_ALIBI_BATCH,
       0, /* kv_formats: only with ATTNCHECK_FEATURE_KV_FORMATS */
       0, /* numerics */
       ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT, /* promises */

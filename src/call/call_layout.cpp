@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -83,7 +84,19 @@ template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, F
   };
   ints("q_lens", p.q_lens, l.q_lens, l.q_lens_bytes);
   ints("kv_lens", p.kv_lens, l.kv_lens, l.kv_lens_bytes);
-  floats("alibi_slopes", p.alibi_slopes, l.alibi, l.alibi_bytes);
+  if (p.alibi_per_batch()) {
+    // [batch] rows of alibi_batch_stride floats, the first heads of each read:
+    // the floats between them are NaN, which must not influence anything.
+    fn("alibi_slopes", l.alibi, l.alibi_bytes, [&](uint8_t* dst) {
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      for (std::size_t at = 0; at < l.alibi_bytes; at += sizeof(float)) std::memcpy(dst + at, &nan, sizeof(float));
+      for (int64_t b = 0; b < s.batch; ++b)
+        encode_elements(DType::f32, p.alibi_slopes.data() + b * s.heads, s.heads,
+                        dst + static_cast<std::size_t>(b * p.alibi_batch_stride) * sizeof(float));
+    });
+  } else {
+    floats("alibi_slopes", p.alibi_slopes, l.alibi, l.alibi_bytes);
+  }
   floats("sinks", p.sinks, l.sinks, l.sinks_bytes);
   ints("cu_seqlens_q", p.cu_seqlens_q, l.cu_q, l.cu_q_bytes);
   ints("cu_seqlens_k", p.cu_seqlens_k, l.cu_k, l.cu_k_bytes);
@@ -187,7 +200,8 @@ CallLayout layout_for(const Problem& p, int abi) {
   }
   l.q_lens_bytes = p.q_lens.size() * sizeof(int32_t);
   l.kv_lens_bytes = p.kv_lens.size() * sizeof(int32_t);
-  l.alibi_bytes = p.alibi_slopes.size() * sizeof(float);
+  l.alibi_bytes = (p.alibi_per_batch() ? static_cast<std::size_t>((s.batch - 1) * p.alibi_batch_stride + s.heads)
+                                       : p.alibi_slopes.size()) * sizeof(float);
   l.sinks_bytes = p.sinks.size() * sizeof(float);
   l.lse_bytes = p.lse_requested ? static_cast<std::size_t>(s.rows()) * sizeof(float) : 0;
   l.backward = abi >= 2 && p.is_backward();
@@ -319,6 +333,7 @@ attncheck_call_v3 abi_call_v3(const Problem& p, const CallLayout& l, uint8_t* ba
     to.data = s.data;
     std::copy(s.stride, s.stride + 3, to.stride);
   }
+  c.alibi_batch_stride = p.alibi_batch_stride;
   return c;
 }
 

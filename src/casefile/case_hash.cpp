@@ -98,6 +98,11 @@ uint64_t case_content_hash(const CaseRecord& rec) {
       f.u64(kKvFormatsFeature);
       feed_fields(f, p, Since::kv_formats);
     }
+    // ALiBi slopes per (batch, head) (ABI v3), only for such a problem, likewise.
+    if (p.alibi_per_batch()) {
+      f.u64(kAlibiBatchFeature);
+      feed_fields(f, p, Since::alibi_batch);
+    }
   }
   return f.value;
 }

@@ -146,6 +146,7 @@ void write_problem_json(std::ostringstream& os, const Problem& p) {
         if (since == Since::packed     ? !p.packed()
             : since == Since::paged      ? !p.paged()
             : since == Since::kv_formats ? !p.kv_formatted()  // stored formats' in such a problem's file only
+            : since == Since::alibi_batch ? !p.alibi_per_batch()  // per-batch slopes' likewise
                                          : since > level)
           return;
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, Shape>) {

@@ -310,6 +310,13 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
         r.check_product("the page pool of k (and v)", {p.num_pages, x, s.kv_head_count(), std::max(s.head_dim, s.value_dim)});
       }
     }
+  } else if constexpr (same_member<m, &Problem::alibi_batch_stride>()) {
+    // Absent: 0, the slopes [heads]; given: at least heads, the slopes [batch][heads] in the call's rows of x floats.
+    if (const json* j = r.optional(pj, f.name)) {
+      x = r.integer(*j, field, std::max<int64_t>(1, p.shape.heads), std::min<int64_t>(kMaxCaseElements, std::numeric_limits<int32_t>::max()));
+      r.check_product("the per-batch ALiBi slopes", {p.shape.batch, x});
+      if (!r.optional(pj, "alibi_slopes")) r.fail(field + " is given but problem.alibi_slopes is not");
+    }
   } else if constexpr (same_member<m, &Problem::page_poison>()) {
     if (const json* j = r.optional(pj, f.name)) x = r.integer(*j, field, 0, kPagePoisonCodes - 1);
   } else if constexpr (std::is_same_v<T, KvFormat>) {
@@ -372,7 +379,7 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
 }  // namespace
 
 void read_problem_json(const CaseReader& r, const json& pj, int schema_version, Problem& p) {
-  const Since level = schema_version == 1 ? Since::v1 : Since::kv_formats;
+  const Since level = schema_version == 1 ? Since::v1 : Since::alibi_batch;
   // Every field that is not a list first, in the list's order: the lists'
   // lengths are read from them (the shape, the broadcasts).
   for (const bool lists : {false, true})

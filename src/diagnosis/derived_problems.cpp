@@ -70,6 +70,7 @@ Problem two_by_two(const Problem& p) {
     if (!lens->empty()) *lens = {(*lens)[0], (*lens)[0]};
   for (auto* per_head : {&r.alibi_slopes, &r.sinks})
     if (!per_head->empty()) *per_head = {(*per_head)[0], (*per_head)[0]};
+  r.alibi_batch_stride = 0;  // block 0's slope, version 2's [heads]
   return r;
 }
 

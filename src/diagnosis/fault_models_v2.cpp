@@ -127,6 +127,7 @@ std::optional<Prediction> window_top_left(const Problem& p) {
     r.bias = std::move(as_bias.bias);
     r.bias_broadcast = as_bias.bias_broadcast;
     r.alibi_slopes.clear();
+    r.alibi_batch_stride = 0;
   }
   return by_fault_oracle(r);
 }
@@ -159,7 +160,7 @@ std::optional<Prediction> softcap_after_bias(const Problem& p) {
           dot += static_cast<LD>(p.q[p.q_at(bh, i, d)]) * static_cast<LD>(p.k[p.k_at(p.kv_of(bh), j, d)]);
         LD x = static_cast<LD>(p.effective_scale()) * dot;
         if (p.has_bias()) x += p.bias[p.bias_at(bh, i, j)];
-        if (!p.alibi_slopes.empty()) x -= static_cast<LD>(p.alibi_slopes[bh % s.heads]) * std::abs(d_i - j);
+        if (!p.alibi_slopes.empty()) x -= static_cast<LD>(p.slope_of(bh)) * std::abs(d_i - j);
         z[j] = cap * std::tanh(x / cap);
         top = std::max(top, z[j]);
       }

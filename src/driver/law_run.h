@@ -52,7 +52,8 @@ struct RunOptions {
   // The ABI v2 features problems may use (--features); each law draws within
   // these, the implementation's declared ones and its own (Law::features).
   // ABI v3's packing too: only laws whose features name it draw packed problems.
-  FeatureBits features = kEveryFeature | kPackedFeature | kPagedFeature | kKvFormatsFeature;
+  FeatureBits features =
+      kEveryFeature | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature;
 };
 
 // pass: every judged case obeyed the law, and at least min_judged (and at

@@ -200,6 +200,27 @@ std::vector<double> draw_alibi(C& r, int64_t heads, unsigned families) {
   return m;
 }
 
+// ALiBi slopes per (batch, head) (ABI v3's ALIBI_BATCH): p.alibi_slopes (the
+// [heads] just drawn) becomes [batch][heads]: batch entry 0 keeps them, each
+// other entry draws its own, or repeats entry 0's or halves them (a
+// kernel that reads one entry's row for all is wrong wherever two rows
+// differ). The call's stride is heads (dense) or heads + 1..3 (the gaps
+// between the rows poisoned by the call layout).
+template <class C>
+void draw_alibi_batch(C& r, Problem& p, unsigned families) {
+  const int64_t heads = p.shape.heads;
+  std::vector<double> rows = p.alibi_slopes;
+  for (int64_t b = 1; b < p.shape.batch; ++b) {
+    const double c = r.unit();
+    std::vector<double> row = c < 0.6 ? draw_alibi(r, heads, families) : std::vector<double>(p.alibi_slopes);
+    if (c >= 0.8)
+      for (double& x : row) x = round_to(DType::f32, x * 0.5);
+    rows.insert(rows.end(), row.begin(), row.end());
+  }
+  p.alibi_slopes = std::move(rows);
+  p.alibi_batch_stride = r.chance(0.5) ? heads : heads + r.integer(1, 3);
+}
+
 // Sink logits over a wide range: near the logits, far above them (the sink
 // takes all the weight), far below (it takes none), and extremes.
 // With the fuzz targets' families, now and then each sink any finite f32 edge value.
@@ -315,6 +336,8 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bo
     if ((!p.q_lens.empty() || !p.kv_lens.empty()) && r.chance(0.5)) poison_bias_padding(p);
   }
   if (want(ATTNCHECK_FEATURE_ALIBI, 0.35)) p.alibi_slopes = draw_alibi(r, s.heads, o.families);
+  // ABI v3's slopes per (batch, head): nothing drawn without kAlibiBatchFeature.
+  if (!p.alibi_slopes.empty() && !p.is_backward() && want(kAlibiBatchFeature, 0.5)) draw_alibi_batch(r, p, o.families);
   if (want(ATTNCHECK_FEATURE_SINKS, 0.35)) p.sinks = draw_sinks(r, s.heads, o.families);
   if (want(ATTNCHECK_FEATURE_LSE, 0.5)) p.lse_requested = true;
   // Last, so that the forward part of a backward problem is the forward

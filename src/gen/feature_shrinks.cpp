@@ -115,7 +115,16 @@ void shrink_features(const Problem& p, std::vector<Problem>& out) {
   if (p.window_left >= 0 || p.window_right >= 0) offer(p, out, [](Problem& c) { c.window_left = c.window_right = -1; });
   if (p.softcap != 0) offer(p, out, [](Problem& c) { c.softcap = 0; });
   if (p.has_bias()) offer(p, out, [](Problem& c) { c.bias.clear(); c.bias_broadcast = Broadcast{}; });
-  if (!p.alibi_slopes.empty()) offer(p, out, [](Problem& c) { c.alibi_slopes.clear(); });
+  if (!p.alibi_slopes.empty()) offer(p, out, [](Problem& c) { c.alibi_slopes.clear(); c.alibi_batch_stride = 0; });
+  // ABI v3's slopes per (batch, head): version 2's [heads] (batch entry 0's
+  // row for every entry), then the rows dense (no gaps between them).
+  if (p.alibi_per_batch()) {
+    offer(p, out, [](Problem& c) {
+      c.alibi_slopes.resize(static_cast<std::size_t>(c.shape.heads));
+      c.alibi_batch_stride = 0;
+    });
+    if (p.alibi_batch_stride > p.shape.heads) offer(p, out, [](Problem& c) { c.alibi_batch_stride = c.shape.heads; });
+  }
   if (!p.sinks.empty()) offer(p, out, [](Problem& c) { c.sinks.clear(); });
   if (p.lse_requested) offer(p, out, [](Problem& c) { c.lse_requested = false; });
 

@@ -81,12 +81,12 @@ class PluginImplementation final : public Implementation {
   Outcome run(const Problem& problem) override;
   // A v2 or v3 plugin's declared v2 features (and kBackwardFeature when its
   // backward is not NULL); a v1 plugin takes masks and causal rules. A v3
-  // plugin's own bits (11 to 16) are not among them but PACKED, PAGED and
-  // KV_FORMATS, the ones problems use so far (the rest declared_not_judged
+  // plugin's own bits (11 to 16) are not among them but PACKED, PAGED,
+  // KV_FORMATS and ALIBI_BATCH, the ones problems use so far (the rest declared_not_judged
   // names); bit 16 is kBackwardFeature here.
   FeatureBits features() const override {
     const FeatureBits taken =
-        abi_ == 3 ? kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature : kAllFeatures;
+        abi_ == 3 ? kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature : kAllFeatures;
     return abi_ >= 2 ? (features_ & taken) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
   }
   std::vector<std::string> declared_not_judged() const override { return not_judged_; }

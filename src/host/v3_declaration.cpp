@@ -101,8 +101,11 @@ std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   // catalogue). KV_FORMATS and every format it offers: quantized_matches_oracle
   // draws each offered format for K and for V (forward, padded keys).
   constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_KV_FORMATS;
+  // ALIBI_BATCH: alibi_batch_matches_alone (forward, padded calls).
+  constexpr uint32_t kJudgedAlibiBatch = ATTNCHECK_FEATURE_ALIBI_BATCH;
   for (const V3DeclBitName& f : kV3FeatureNames)
-    if ((d.features & f.bit) && !(f.bit & kJudgedFeatures)) out.push_back(std::string("feature ") + f.name);
+    if ((d.features & f.bit) && !(f.bit & (kJudgedFeatures | kJudgedAlibiBatch)))
+      out.push_back(std::string("feature ") + f.name);
   for (const V3DeclBitName& n : kV3NumericsNames)
     if (d.numerics & n.bit) out.push_back(std::string("numerics ") + n.name);
   // Every promise is judged (for calls of version 2's shape) by its law:

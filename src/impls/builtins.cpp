@@ -1,6 +1,7 @@
 #include "impls/builtins.h"
 
 #include "impls/kernels.h"
+#include "impls/zoo/alibi_batch_members.h"
 #include "impls/zoo/kv_format_members.h"
 #include "impls/zoo/packed_members.h"
 #include "impls/zoo/paged_members.h"
@@ -75,6 +76,14 @@ BuiltinInfo paged_member(BuiltinInfo row) {
   return row;
 }
 
+// A zoo member of ABI v3's ALiBi slopes per (batch, head): reference's entries
+// (correct) but its v3 forward, with every v2 feature and ALIBI_BATCH.
+BuiltinInfo alibi_batch_member(BuiltinInfo row) {
+  row = packed_member(row);
+  row.features = kAllFeatures | kAlibiBatchFeature;
+  return row;
+}
+
 }  // namespace
 
 const std::vector<BuiltinInfo>& builtins() {
@@ -85,7 +94,7 @@ const std::vector<BuiltinInfo>& builtins() {
        .description = "whole-matrix attention with Eigen: S = scale Q K^T, stable softmax, P V",
        .forward = reference_forward,
        .forward_v2 = reference_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature,
        .backward_v2 = reference_backward_v2,
        .forward_v3 = reference_forward_v3,
        .promises = kReferencePromises,
@@ -95,7 +104,7 @@ const std::vector<BuiltinInfo>& builtins() {
        .description = "the founding C# loops made correct: one query row at a time, scaled, max-subtracted",
        .forward = naive_forward,
        .forward_v2 = naive_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature,
        .backward_v2 = naive_backward_v2,
        .forward_v3 = naive_forward_v3,
        .promises = kReferencePromises,
@@ -105,7 +114,7 @@ const std::vector<BuiltinInfo>& builtins() {
        .description = "tiled streaming softmax (FlashAttention order): running max, sum and rescaled output",
        .forward = online_forward,
        .forward_v2 = online_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature,
        .backward_v2 = online_backward_v2,
        .forward_v3 = online_forward_v3,
        .promises = kReferencePromises,
@@ -284,6 +293,14 @@ const std::vector<BuiltinInfo>& builtins() {
                                     "ignored for cu_seqlens_k calls",
                      .forward_v3 = packed_kv_lens_ignored_forward_v3,
                      .pinned_laws = {"slack_inert_and_untouched", "packed_equals_padded", "empty_sequences"}}),
+      // ABI v3's ALiBi slopes per (batch, head): reference's forward with one
+      // fault of a kernel taking (batch, heads) slopes (undiagnosed:
+      // diagnose_v2_test says why).
+      alibi_batch_member({.name = "alibi_batch_first_row",
+                          .description = "with ALiBi slopes per (batch, head), every batch entry uses entry 0's row "
+                                         "of slopes: alibi_batch_stride read as 0",
+                          .forward_v3 = alibi_batch_first_row_forward_v3,
+                          .pinned_laws = {"alibi_batch_matches_alone"}}),
 
       // ABI v3's stored K and V formats: reference's forward with one fault of a
       // quantized-cache kernel (no fault model reads a stored format yet:

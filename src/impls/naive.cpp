@@ -56,7 +56,7 @@ void naive_attention(const TypedCallV2<T>& c) {
           T z = scale * dot;  // FIX 1: scaled by 1/sqrt(head_dim)
           if (c.softcap > 0) z = softcap * std::tanh(z / softcap);
           if (c.bias) z += bias;
-          if (c.alibi_slopes) z -= static_cast<T>(c.alibi_slopes[h]) * static_cast<T>(diag > j ? diag - j : j - diag);
+          if (c.alibi_slopes) z -= static_cast<T>(c.slope(b, h)) * static_cast<T>(diag > j ? diag - j : j - diag);
           logit[j] = z;
         }
 

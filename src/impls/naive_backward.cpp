@@ -71,7 +71,7 @@ void naive_gradients(const TypedCallV2<T>& c, const TypedGradV2<T>& g) {
             slope[j] = 1 - t * t;
           }
           if (c.bias) z += bias;
-          if (c.alibi_slopes) z -= static_cast<T>(c.alibi_slopes[h]) * static_cast<T>(diag > j ? diag - j : j - diag);
+          if (c.alibi_slopes) z -= static_cast<T>(c.slope(b, h)) * static_cast<T>(diag > j ? diag - j : j - diag);
           p[j] = z;
           if (z > max_logit) max_logit = z;
         }

@@ -155,7 +155,7 @@ ATTNCHECK_INLINE void tile_logits(const TypedCallV2<T>& c, int64_t b, int64_t h,
     for (int64_t jj = begin; jj < end; ++jj) s[jj] = bias[jj] == minus_inf ? minus_inf : s[jj] + bias[jj];
   }
   if (c.alibi_slopes) {
-    const T slope = static_cast<T>(c.alibi_slopes[h]);
+    const T slope = static_cast<T>(c.slope(b, h));
     const int64_t diag = c.diagonal(b, i);
     for (int64_t jj = begin; jj < end; ++jj) {
       const int64_t j = j0 + jj;

@@ -67,7 +67,7 @@ void reference_attention(const TypedCallV2<T>& c) {
           sees_any = true;
           if (c.bias) scores(i, j) += c.bias(b, h, i, j);
           if (c.alibi_slopes)
-            scores(i, j) -= static_cast<T>(c.alibi_slopes[h]) * static_cast<T>(std::abs(diag - j));
+            scores(i, j) -= static_cast<T>(c.slope(b, h)) * static_cast<T>(std::abs(diag - j));
         }
         auto row = scores.row(i);
         if (!sees_any) {  // softmax over nothing: the ABI asks for a zero row, lse = the sink (or -inf)

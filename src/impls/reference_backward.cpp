@@ -80,7 +80,7 @@ void recompute_weights(const TypedCallV2<T>& c, int64_t b, int64_t h, const Back
       }
       sees_any = true;
       if (c.bias) s(i, j) += c.bias(b, h, i, j);
-      if (c.alibi_slopes) s(i, j) -= static_cast<T>(c.alibi_slopes[h]) * static_cast<T>(std::abs(diag - j));
+      if (c.alibi_slopes) s(i, j) -= static_cast<T>(c.slope(b, h)) * static_cast<T>(std::abs(diag - j));
     }
     auto row = s.row(i);
     if (!sees_any) {

@@ -91,14 +91,18 @@ struct TypedCallV2 {
   double softcap;               // 0: none
   StridedView<uint8_t> mask;    // [batch][heads][q_len][kv_len], stride 0 broadcasts; data nullptr: none
   StridedView<T> bias;          // [batch][heads][q_len][kv_len], stride 0 broadcasts; data nullptr: none
-  const float* alibi_slopes;    // [heads] or nullptr
+  const float* alibi_slopes;    // [heads] or nullptr; [batch] rows of alibi_batch_stride (ABI v3)
   const float* sinks;           // [heads] or nullptr
   // ABI v3's packing (nullptr: padded): q and out packed by cu_q [batch + 1]
   // (their views carry it too), k and v by cu_k. The slot of b is then
   // cu[b+1] - cu[b] rows long, and its length Lq (Lk) without q_lens (kv_lens).
   const int32_t* cu_q = nullptr;
   const int32_t* cu_k = nullptr;
+  // ABI v3's ALiBi per (batch, head): 0, or the row stride of alibi_slopes.
+  int64_t alibi_batch_stride = 0;
 
+  // The ALiBi slope of query head h in batch entry b (alibi_slopes given).
+  float slope(int64_t b, int64_t h) const { return alibi_slopes[b * alibi_batch_stride + h]; }
   // Query heads per kv head; query head h reads kv head h / group().
   int64_t group() const { return heads / kv_heads; }
   int64_t kv_head_of(int64_t h) const { return h / group(); }
@@ -280,6 +284,7 @@ int run_widened_v2(const attncheck_call_v2& c, Kernel& kernel, const attncheck_c
   const std::vector<float> v = widen_view<Half>(c.v, {c.batch, c.kv_heads, k_rows, c.value_dim}, t.v);
   t.cu_q = t.q.cu = cu_q;
   t.cu_k = t.k.cu = t.v.cu = cu_k;
+  t.alibi_batch_stride = v3 ? v3->alibi_batch_stride : 0;
   std::vector<float> bias;
   if (c.bias.data) bias = widen_view<Half>(c.bias, {c.batch, c.heads, c.q_len, c.kv_len}, t.bias);
   std::vector<float> out(static_cast<std::size_t>(c.batch * c.heads * c.q_len * c.value_dim));
@@ -366,7 +371,6 @@ inline const char* unsupported_v3_field(const attncheck_call_v3& c) {
   if (detail::enum_value(c.k_format) != ATTNCHECK_KV_DTYPE || detail::enum_value(c.v_format) != ATTNCHECK_KV_DTYPE ||
       c.k_scale.data || c.v_scale.data)
     return "K and V formats other than DTYPE";
-  if (c.alibi_batch_stride != 0) return "alibi_batch_stride";
   return nullptr;
 }
 
@@ -375,14 +379,31 @@ TypedCallV2<T> typed_view_v3(const attncheck_call_v3& c) {
   TypedCallV2<T> t = typed_view_v2<T>(c.v2);
   t.cu_q = t.q.cu = t.out.cu = c.cu_seqlens_q;
   t.cu_k = t.k.cu = t.v.cu = c.cu_seqlens_k;
+  t.alibi_batch_stride = c.alibi_batch_stride;
   return t;
+}
+
+// What a call with ALiBi per (batch, head) must hold (docs/abi/plugin-abi-v3.md,
+// "ALiBi per (batch, head)"): a stride of 0 or at least heads, only with
+// slopes, and every slope read finite.
+inline std::string alibi_batch_defect(const attncheck_call_v3& c) {
+  const int64_t stride = c.alibi_batch_stride;
+  if (stride == 0) return "";
+  if (!c.v2.alibi_slopes) return "alibi_batch_stride is not 0 but alibi_slopes is NULL";
+  if (stride < c.v2.heads)
+    return "alibi_batch_stride " + std::to_string(stride) + " is neither 0 nor at least heads";
+  for (int64_t b = 0; b < c.v2.batch; ++b)
+    for (int64_t h = 0; h < c.v2.heads; ++h)
+      if (!std::isfinite(c.v2.alibi_slopes[b * stride + h]))
+        return "alibi_slopes[" + std::to_string(b) + " * alibi_batch_stride + " + std::to_string(h) + "] is not finite";
+  return "";
 }
 
 }  // namespace detail
 
 // dispatch_v2 for a version-3 call whose added fields are the packing's
 // (cu_seqlens_q/k, total_q/k), the paging's (block_table and its sizes: the
-// keys gathered first) or neutral: the kernel reads packed rows through the
+// keys gathered first), the formats', alibi_batch_stride (slope(b, h)) or neutral: the kernel reads packed rows through the
 // views' cu and lengths through q_len_of / kv_len_of. Any other version-3
 // field is answered ATTNCHECK_UNSUPPORTED, naming it.
 template <class Kernel>
@@ -412,6 +433,8 @@ int dispatch_v3(const attncheck_call_v3* call, char* err, std::size_t err_len, K
     if (const std::string defect = detail::call_v2_defect(&call->v2); !defect.empty())
       return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
     if (const std::string defect = detail::packing_defect(*call); !defect.empty())
+      return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
+    if (const std::string defect = detail::alibi_batch_defect(*call); !defect.empty())
       return report(err, err_len, kCallError, "invalid call: %s", defect.c_str());
     if (const char* field = detail::unsupported_v3_field(*call))
       return report(err, err_len, ATTNCHECK_UNSUPPORTED, "%s: not offered", field);

@@ -48,6 +48,8 @@ Law law_slack_inert_and_untouched();
 Law law_empty_sequences();
 Law law_window_equals_mask();
 Law law_alibi_equals_bias();
+// ABI v3's ALiBi slopes per (batch, head).
+Law law_alibi_batch_matches_alone();
 Law law_softcap_bounds_weights();
 Law law_sink_equals_extra_key();
 Law law_bias_row_shift_invariance();
@@ -125,6 +127,7 @@ const std::vector<Law>& all_laws() {
       law_quantized_matches_oracle(),
       law_window_equals_mask(),
       law_alibi_equals_bias(),
+      law_alibi_batch_matches_alone(),
       law_softcap_bounds_weights(),
       law_sink_equals_extra_key(),
       law_bias_row_shift_invariance(),

@@ -33,7 +33,7 @@ double logit_error(const Problem& p, int64_t bh, int64_t i, int64_t j, double z,
   if (p.has_bias()) err += uc * (std::abs(z) + std::abs(p.bias[p.bias_at(bh, i, j)]));
   if (!p.alibi_slopes.empty()) {
     const int64_t dg = p.diagonal(bh / s.heads, i);
-    err += 2 * uc * std::abs(p.alibi_slopes[bh % s.heads] * static_cast<double>(dg > j ? dg - j : j - dg)) +
+    err += 2 * uc * std::abs(p.slope_of(bh) * static_cast<double>(dg > j ? dg - j : j - dg)) +
            uc * std::abs(z);
   }
   if (narrow) err += u * std::abs(z);  // the logit stored in 16 bits

@@ -38,7 +38,7 @@ inline RowTransform row_transform(const Problem& p, int64_t bh, int64_t i) {
   t.softcap = p.softcap;
   if (p.has_bias()) t.bias = &p.bias[p.bias_at(bh, i, 0)];  // contiguous in j (Broadcast::at)
   t.alibi = !p.alibi_slopes.empty();
-  if (t.alibi) t.slope = p.alibi_slopes[bh % p.shape.heads];
+  if (t.alibi) t.slope = p.slope_of(bh);
   t.diagonal = p.diagonal(bh / p.shape.heads, i);
   return t;
 }

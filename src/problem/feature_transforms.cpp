@@ -58,6 +58,10 @@ std::optional<Problem> sequence_alone(const Problem& p, int64_t b) {
   r.mask_broadcast.per_batch = r.bias_broadcast.per_batch = false;
   if (!p.has_mask()) r.mask_broadcast = Broadcast{};
   if (!p.has_bias()) r.bias_broadcast = Broadcast{};
+  if (p.alibi_per_batch()) {  // its row of slopes, as version 2's [heads]
+    r.alibi_slopes.assign(p.alibi_slopes.begin() + b * s.heads, p.alibi_slopes.begin() + (b + 1) * s.heads);
+    r.alibi_batch_stride = 0;
+  }
   return r;
 }
 
@@ -112,12 +116,13 @@ Problem with_alibi_as_bias(const Problem& p) {
     for (int64_t i = 0; i < s.q_len; ++i) {
       const int64_t d = p.diagonal(bh / s.heads, i);
       for (int64_t j = 0; j < s.kv_len; ++j) {
-        const double term = round_to(p.dtype, p.alibi_slopes[bh % s.heads] * static_cast<double>(d > j ? d - j : j - d));
+        const double term = round_to(p.dtype, p.slope_of(bh) * static_cast<double>(d > j ? d - j : j - d));
         double& b = r.bias[r.bias_at(bh, i, j)];
         b = round_to(p.dtype, b - term);
       }
     }
   r.alibi_slopes.clear();
+  r.alibi_batch_stride = 0;
   return r;
 }
 

@@ -73,6 +73,7 @@ std::string_view feature_name(FeatureBits one_bit) {
     case kPackedFeature: return "packed";
     case kPagedFeature: return "paged";
     case kKvFormatsFeature: return "kv_formats";
+    case kAlibiBatchFeature: return "alibi_batch";
     case kBackwardFeature: return "backward";
   }
   return "";
@@ -132,6 +133,7 @@ FeatureBits Problem::features() const {
   if (packed()) f |= kPackedFeature;
   if (paged()) f |= kPagedFeature;
   if (kv_formatted()) f |= kKvFormatsFeature;
+  if (alibi_per_batch()) f |= kAlibiBatchFeature;
   return f;
 }
 
@@ -140,7 +142,7 @@ double Problem::logit_from_score(int64_t bh, int64_t i, int64_t j, double z) con
   if (has_bias()) z += bias[bias_at(bh, i, j)];
   if (!alibi_slopes.empty()) {
     const int64_t d = diagonal(bh / shape.heads, i);
-    z -= alibi_slopes[bh % shape.heads] * static_cast<double>(d > j ? d - j : j - d);
+    z -= slope_of(bh) * static_cast<double>(d > j ? d - j : j - d);
   }
   return z;
 }
@@ -304,10 +306,15 @@ std::string Problem::inconsistency() const {
   for (const auto* per_head : {&alibi_slopes, &sinks}) {
     if (per_head->empty()) continue;
     const char* what = per_head == &sinks ? "sinks" : "alibi_slopes";
-    if (auto msg = check(what, per_head->size(), s.heads); !msg.empty()) return msg;
+    const int64_t rows = per_head == &alibi_slopes && alibi_per_batch() ? s.batch : 1;  // [batch][heads] per batch
+    if (auto msg = check(what, per_head->size(), rows * s.heads); !msg.empty()) return msg;
     for (double x : *per_head)
       if (!std::isfinite(x)) return std::string(what) + " must be finite";
   }
+  if (alibi_batch_stride != 0 && alibi_slopes.empty()) return "alibi_batch_stride without alibi_slopes";
+  if (alibi_batch_stride != 0 && alibi_batch_stride < s.heads)
+    return "alibi_batch_stride " + std::to_string(alibi_batch_stride) + " is neither 0 nor at least heads (" +
+           std::to_string(s.heads) + ")";
   if (!dout.empty())
     if (auto msg = check("dout", dout.size(), s.out_size()); !msg.empty()) return msg;
   if (dout.empty() && !layouts.gradients_dense())
@@ -333,6 +340,7 @@ std::string Problem::header() const {
   if (softcap != 0) os << " softcap=" << softcap;
   if (has_bias()) os << " bias=given";
   if (!alibi_slopes.empty()) os << " alibi=given";
+  if (alibi_per_batch()) os << " alibi_batch_stride=" << alibi_batch_stride;
   if (!sinks.empty()) os << " sinks=given";
   if (lse_requested) os << " lse";
   if (packed_q()) os << " packed_q total_q=" << total_q;
@@ -454,7 +462,9 @@ std::string Problem::describe(std::size_t max_elements) const {
   }
   // Slopes and sinks are f32 in the call whatever the dtype (ABI v2).
   if (!alibi_slopes.empty())
-    print_tensor(os, "alibi_slopes", alibi_slopes, {{"heads"}, {s.heads}}, DType::f32, max_elements);
+    print_tensor(os, "alibi_slopes", alibi_slopes,
+                 alibi_per_batch() ? Extents{{"batch", "heads"}, {s.batch, s.heads}} : Extents{{"heads"}, {s.heads}},
+                 DType::f32, max_elements);
   if (!sinks.empty()) print_tensor(os, "sinks", sinks, {{"heads"}, {s.heads}}, DType::f32, max_elements);
   if (is_backward())
     print_tensor(os, "dout", dout, {{"batch", "heads", "q_len", "value_dim"}, {s.batch, s.heads, s.q_len, s.value_dim}},

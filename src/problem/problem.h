@@ -114,6 +114,9 @@ inline constexpr FeatureBits kPagedFeature = ATTNCHECK_FEATURE_PAGED;
 // ABI v3's stored K and V formats (k_format, v_format, their scales): bit 13,
 // the ABI's, outside kEveryFeature like the two above.
 inline constexpr FeatureBits kKvFormatsFeature = ATTNCHECK_FEATURE_KV_FORMATS;
+// ABI v3's ALiBi slopes per (batch, head) (alibi_batch_stride): bit 14, the
+// ABI's, outside kEveryFeature like the three above.
+inline constexpr FeatureBits kAlibiBatchFeature = ATTNCHECK_FEATURE_ALIBI_BATCH;
 // Not an ABI bit: a problem with a dout is a backward problem (the forward
 // call, then ABI v2's `backward` on the implementation's own out and lse), and
 // an implementation "declares" it by having a backward. Keeping it among the
@@ -163,7 +166,9 @@ struct Problem {
   // `dtype` or -inf (hides the key); empty = no bias.
   std::vector<double> bias;
   Broadcast bias_broadcast;
-  std::vector<double> alibi_slopes;  // [heads], values in float; empty = none
+  // [heads], values in float; empty = none. [batch][heads] when
+  // alibi_batch_stride is not 0 (ABI v3's ALIBI_BATCH; slope_of reads both).
+  std::vector<double> alibi_slopes;
   std::vector<double> sinks;         // [heads], values in float; empty = none
   bool lse_requested = false;        // the call passes an lse output
   ViewLayouts layouts;               // dense BHSD unless STRIDES is used
@@ -230,6 +235,14 @@ struct Problem {
                    v_scale_granularity = ScaleGranularity::per_tensor;
   std::vector<double> k_scales, v_scales;
 
+  // --- ABI v3: ALiBi slopes per (batch, head) (docs/abi/plugin-abi-v3.md,
+  // "ALiBi per (batch, head)") ---
+  // 0: alibi_slopes is version 2's [heads]. Otherwise >= heads: alibi_slopes
+  // holds [batch][heads] (dense here) and the call lays row b at
+  // b * alibi_batch_stride floats, the stride - heads floats between rows
+  // poisoned (bytes no slope is read from). Only with alibi_slopes.
+  int64_t alibi_batch_stride = 0;
+
   // The same call: every field (problem_fields.h lists them) equal, doubles
   // by their bits (a NaN scale equals a NaN scale of the same bits, -0 differs
   // from +0: a call that sends other bits is another call), the shape as
@@ -245,6 +258,10 @@ struct Problem {
   bool paged() const { return !block_table.empty(); }
   // K or V stored in a format other than the dtype.
   bool kv_formatted() const { return k_format != KvFormat::dtype || v_format != KvFormat::dtype; }
+  // ALiBi slopes per (batch, head): alibi_slopes is [batch][heads].
+  bool alibi_per_batch() const { return alibi_batch_stride != 0; }
+  // The ALiBi slope of query head bh (= b * heads + h); slopes must be given.
+  double slope_of(int64_t bh) const { return alibi_slopes[alibi_per_batch() ? bh : bh % shape.heads]; }
   // Pages sequence b reads: ceil(Lk / page_size) (paged problems only).
   int64_t pages_used_by(int64_t b) const { return (kv_len_of(b) + page_size - 1) / page_size; }
   // The page holding key j of sequence b (paged problems only).

@@ -53,8 +53,10 @@ namespace attncheck {
 // every file without packing keeps its bytes and its name. `paged` likewise
 // (ABI v3's paging): in a paged problem's file and hash only; `kv_formats`
 // (ABI v3's stored K and V formats) in the file and hash of a problem that
-// stores K or V in a format other than its dtype only.
-enum class Since : uint8_t { v1, v2, backward, packed, paged, kv_formats };
+// stores K or V in a format other than its dtype only; `alibi_batch` (ABI v3's
+// ALiBi slopes per (batch, head)) in the file and hash of a problem whose
+// alibi_batch_stride is not 0 only.
+enum class Since : uint8_t { v1, v2, backward, packed, paged, kv_formats, alibi_batch };
 
 struct ProblemAttrs {
   Since since = Since::v1;
@@ -155,8 +157,12 @@ struct FieldsOf<Problem> {
       field<&Problem::window_left>("window_left", ProblemAttrs{.since = Since::v2, .hash = 15}),
       field<&Problem::window_right>("window_right", ProblemAttrs{.since = Since::v2, .hash = 16}),
       field<&Problem::softcap>("softcap", ProblemAttrs{.since = Since::v2, .hash = 17}),
+      // [heads], or [batch][heads] with alibi_batch_stride (read before it: not a list).
       field<&Problem::alibi_slopes>("alibi_slopes", ProblemAttrs{.since = Since::v2, .hash = 11,
-                                                                 .size = [](const Problem& p) { return p.shape.heads; }}),
+                                                                 .size = [](const Problem& p) {
+                                                                   return (p.alibi_per_batch() ? p.shape.batch : 1) *
+                                                                          p.shape.heads;
+                                                                 }}),
       field<&Problem::sinks>("sinks", ProblemAttrs{.since = Since::v2, .hash = 12,
                                                    .size = [](const Problem& p) { return p.shape.heads; }}),
       field<&Problem::lse_requested>("lse_requested", ProblemAttrs{.since = Since::v2, .hash = 18, .oracle = false}),
@@ -189,6 +195,9 @@ struct FieldsOf<Problem> {
                                                          .size = [](const Problem& p) { return kv_scales_size(p, true); }}),
       field<&Problem::v_scales>("v_scales", ProblemAttrs{.since = Since::kv_formats, .hash = 35,
                                                          .size = [](const Problem& p) { return kv_scales_size(p, false); }}),
+      // ALiBi per (batch, head): whether alibi_slopes is [batch][heads] (the
+      // oracle reads that), and the call's row stride (gaps poisoned).
+      field<&Problem::alibi_batch_stride>("alibi_batch_stride", ProblemAttrs{.since = Since::alibi_batch, .hash = 36}),
   };
 };
 static_assert(fields_complete<Problem>(), "a member of Problem is missing from its field list");

@@ -82,7 +82,7 @@ Problem head_alone(const Problem& p, int64_t bh) {
   r.bias = pairs(p.bias, p.bias_broadcast);
   if (!p.q_lens.empty()) r.q_lens = {p.q_lens[b]};
   if (!p.kv_lens.empty()) r.kv_lens = {p.kv_lens[b]};
-  if (!p.alibi_slopes.empty()) r.alibi_slopes = {p.alibi_slopes[h]};
+  if (!p.alibi_slopes.empty()) r.alibi_slopes = {p.slope_of(bh)}, r.alibi_batch_stride = 0;
   if (!p.sinks.empty()) r.sinks = {p.sinks[h]};
   return r;
 }
@@ -181,6 +181,11 @@ Problem restricted(const Problem& p, const Ranges& g) {
   cut_paging(r, g);
   for (auto per_head : {&Problem::alibi_slopes, &Problem::sinks})
     if (!(p.*per_head).empty()) (r.*per_head).resize(static_cast<std::size_t>(g.heads));
+  if (p.alibi_per_batch()) {  // [batches][heads] of [batch][heads], the stride kept (at least the kept heads)
+    r.alibi_slopes.clear();
+    for (int64_t b = 0; b < g.batches; ++b)
+      for (int64_t h = 0; h < g.heads; ++h) r.alibi_slopes.push_back(p.slope_of(b * s.heads + h));
+  }
   return r;
 }
 

@@ -25,13 +25,20 @@ std::vector<Target> default_targets(bool default_catalogue) {
     // only the laws about paging (which require it) run, as its faults are paged.
     const bool paged_only = b.kind == BuiltinKind::zoo && (b.features & kPagedFeature) && b.forward_v3 && reference &&
                             b.forward_v2 == reference->forward_v2;
+    // Likewise a member of ABI v3's ALiBi slopes per (batch, head): reference's
+    // on every call whose slopes are version 2's [heads].
+    const bool alibi_batch_only = b.kind == BuiltinKind::zoo && (b.features & kAlibiBatchFeature) && b.forward_v3 &&
+                                  reference && b.forward_v2 == reference->forward_v2;
     targets.push_back(Target{
         .name = name,
         .source = "builtin:" + name,
         .open = builtin_factory(name),
         .new_instance_per_law = true,
         .expectation = b.kind == BuiltinKind::reference ? Expectation::must_pass : Expectation::must_be_caught,
-        .only_laws_requiring = forward_is_references ? kBackwardFeature : paged_only ? kPagedFeature : FeatureBits{0},
+        .only_laws_requiring = forward_is_references ? kBackwardFeature
+                               : paged_only          ? kPagedFeature
+                               : alibi_batch_only    ? kAlibiBatchFeature
+                                                     : FeatureBits{0},
         .only_reason = breaks_a_promise
                            ? "not run in the embedded default: " + name + " is as accurate as the references but for "
                                  "the last bits its ABI v3 promise forbids; only the laws of its promises run"
@@ -40,6 +47,9 @@ std::vector<Target> default_targets(bool default_catalogue) {
                        : paged_only
                            ? "not run in the embedded default: " + name + " is reference's on every unpaged call; only "
                                  "the laws about paged keys run"
+                       : alibi_batch_only
+                           ? "not run in the embedded default: " + name + " is reference's on every call with version "
+                                 "2's ALiBi slopes; only the laws about slopes per (batch, head) run"
                            : std::string(),
         .only_laws_promising = breaks_a_promise ? b.promises : 0u,
         .extra_laws = default_catalogue ? pinned_opt_in_laws(b) : std::vector<const Law*>{},

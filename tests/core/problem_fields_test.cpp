@@ -221,7 +221,7 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
         ++fields;
       },
       busy);
-  EXPECT_EQ(fields, 36);
+  EXPECT_EQ(fields, 37);  // 36 + alibi_batch_stride (ABI v3 ALIBI_BATCH)
   // Packing the busy problem's forward changes its hash too.
   Problem forward = packed;
   forward.cu_seqlens_q.clear(), forward.cu_seqlens_k.clear();

@@ -71,11 +71,16 @@ const std::map<std::string, FeatureBits>& needs() {
 // kv_scale_ignored, q4_0_nibbles_interleaved (ABI v3 K/V formats): no fault model reads stored codes yet (a model
 // predicts from the real keys and values); quantized_matches_oracle's message names the
 // formats and the element.
+// alibi_batch_first_row (ABI v3 ALiBi per (batch, head)): right on every call with version
+// 2's [heads] slopes, which is all the v2 fault models are drawn and judged on here; its
+// fault needs a call whose rows of slopes differ, and alibi_batch_matches_alone's message
+// names the batch entry, the stride and the element that differ from the entry alone.
 const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nibbles_interleaved","skipped_tile_lse",           "split_by_batch",
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
                                                    "paged_last_page_unmasked",   "paged_path_by_page_number",
                                                    "paged_alias_length_overwritten",
-                                                   "paged_slot_stride_from_head", "paged_extra_page_on_boundary"};
+                                                   "paged_slot_stride_from_head", "paged_extra_page_on_boundary",
+                                                   "alibi_batch_first_row"};
 // Members diagnosed outside the v2 fault models: path_by_alignment, whose last bits
 // follow its buffers' alignment (diagnosis/promise_diagnosis.h: it makes no wrong value
 // for a model to predict). Left out of members() too; their rows carry the words, which
