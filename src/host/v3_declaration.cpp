@@ -95,7 +95,8 @@ constexpr uint32_t kV3JudgedPromises =
 std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   std::vector<std::string> out;
   // PACKED and PAGED are judged, forward calls (packed_equals_padded,
-  // slack_inert_and_untouched, empty_sequences; paged_equals_contiguous,
+  // slack_inert_and_untouched, empty_sequences, sequence_order, bounds_inert;
+  // paged_equals_contiguous,
   // page_permutation_bit_identical, page_size_independence,
   // dead_page_bytes_inert, unread_table_entries_inert, page_alias_equals_copy, matches_oracle: in the default
   // catalogue). KV_FORMATS and every format it offers: quantized_matches_oracle

@@ -293,6 +293,22 @@ const std::vector<BuiltinInfo>& builtins() {
                                     "ignored for cu_seqlens_k calls",
                      .forward_v3 = packed_kv_lens_ignored_forward_v3,
                      .pinned_laws = {"slack_inert_and_untouched", "packed_equals_padded", "empty_sequences"}}),
+      // Right on every call whose bounds are the slots' (the drawn packed
+      // cases, mostly): bounds_inert raises kv_len by 128 keys or more.
+      packed_member({.name = "packed_empty_split_nan",
+                     .description = "packed keys split in partitions of 64 counted from kv_len (max_seqlen_k): a "
+                                    "partition past a sequence's keys normalises 0/0, and the combine's 0 x NaN makes "
+                                    "the sequence's out NaN (vllm-project/flash-attention#190)",
+                     .forward_v3 = packed_empty_split_nan_forward_v3,
+                     .pinned_laws = {"bounds_inert"}}),
+      // Right for a batch already sorted (the longest query slot first):
+      // sequence_order reorders it.
+      packed_member({.name = "packed_outputs_sorted",
+                     .description = "schedules a packed batch longest query slot first and writes each sequence's "
+                                    "out rows at its sorted place's packed offset, never put back "
+                                    "(flash-attention#1823's virtual batch index)",
+                     .forward_v3 = packed_outputs_sorted_forward_v3,
+                     .pinned_laws = {"sequence_order"}}),
       // ABI v3's ALiBi slopes per (batch, head): reference's forward with one
       // fault of a kernel taking (batch, heads) slopes (undiagnosed:
       // diagnose_v2_test says why).

@@ -1,12 +1,15 @@
 #include "law_framework/packed_calls.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "law_framework/law_support.h"
 #include "problem/feature_transforms.h"
+#include "problem/kv_format.h"
 
 namespace attncheck {
 
@@ -65,8 +68,88 @@ std::optional<Problem> without_sequence(const Problem& p, int64_t e) {
   return r;
 }
 
+namespace {
+
+// Batch entries of a [batch][...] tensor stored `per_batch` (else kept) in the
+// order `order`: entry n of the result is entry order[n].
+template <class T>
+void reorder_entries(std::vector<T>& t, const std::vector<int64_t>& order, bool per_batch = true) {
+  if (t.empty() || !per_batch) return;
+  const std::size_t slice = t.size() / order.size();
+  std::vector<T> r;
+  r.reserve(t.size());
+  for (int64_t from : order) {
+    const auto first = t.begin() + static_cast<std::ptrdiff_t>(slice * static_cast<std::size_t>(from));
+    r.insert(r.end(), first, first + static_cast<std::ptrdiff_t>(slice));
+  }
+  t = std::move(r);
+}
+
+// A packed side's prefix sums with its slots in the order `order`: the same
+// cu[batch], so total and slack stay as they were.
+void reorder_slots(std::vector<int32_t>& cu, const std::vector<int64_t>& order) {
+  if (cu.empty()) return;
+  std::vector<int32_t> r{0};
+  for (int64_t from : order) r.push_back(r.back() + (cu[static_cast<std::size_t>(from) + 1] - cu[static_cast<std::size_t>(from)]));
+  cu = std::move(r);
+}
+
+// A [outer][rows][cols] tensor as [outer][new_rows][new_cols] (each at least
+// the old), every old element where it was, the new ones `fill`.
+template <class T>
+std::vector<T> grown_rows(const std::vector<T>& t, int64_t outer, int64_t rows, int64_t cols, int64_t new_rows,
+                     int64_t new_cols, T fill) {
+  if (t.empty()) return t;
+  std::vector<T> r(static_cast<std::size_t>(outer * new_rows * new_cols), fill);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < rows; ++i)
+      std::copy_n(t.begin() + (o * rows + i) * cols, cols, r.begin() + (o * new_rows + i) * new_cols);
+  return r;
+}
+
+}  // namespace
+
+Problem with_sequences_permuted(const Problem& p, const std::vector<int64_t>& order) {
+  Problem r = p;
+  reorder_entries(r.q, order), reorder_entries(r.k, order), reorder_entries(r.v, order), reorder_entries(r.dout, order);
+  reorder_entries(r.mask, order, p.mask_broadcast.per_batch);
+  reorder_entries(r.bias, order, p.bias_broadcast.per_batch);
+  reorder_entries(r.q_lens, order), reorder_entries(r.kv_lens, order);
+  reorder_slots(r.cu_seqlens_q, order), reorder_slots(r.cu_seqlens_k, order);
+  reorder_entries(r.block_table, order);
+  reorder_entries(r.alibi_slopes, order, p.alibi_batch_stride != 0);  // [batch][heads] under ALIBI_BATCH
+  // Scales per batch entry: every d of a block format ([batch][kv_heads][kv_len][blocks]) and
+  // the per-(batch, kv head) granularity ([batch][kv_heads]); the others are shared by all.
+  const auto per_batch_scales = [](KvFormat f, ScaleGranularity g) {
+    return info(f).block_scaled || (info(f).scaled && g == ScaleGranularity::per_batch_kv_head);
+  };
+  reorder_entries(r.k_scales, order, per_batch_scales(p.k_format, p.k_scale_granularity));
+  reorder_entries(r.v_scales, order, per_batch_scales(p.v_format, p.v_scale_granularity));
+  return r;
+}
+
+Problem with_bounds_raised(const Problem& p, int64_t more_q, int64_t more_k) {
+  const Shape& s = p.shape;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Problem r = p;
+  r.shape.q_len = s.q_len + more_q, r.shape.kv_len = s.kv_len + more_k;
+  const int64_t q2 = r.shape.q_len, kv2 = r.shape.kv_len, kvh = s.kv_head_count();
+  r.q = grown_rows(p.q, s.batch * s.heads, s.q_len, s.head_dim, q2, s.head_dim, nan);
+  r.dout = grown_rows(p.dout, s.batch * s.heads, s.q_len, s.value_dim, q2, s.value_dim, nan);
+  r.k = grown_rows(p.k, s.batch * kvh, s.kv_len, s.head_dim, kv2, s.head_dim, nan);
+  r.v = grown_rows(p.v, s.batch * kvh, s.kv_len, s.value_dim, kv2, s.value_dim, nan);
+  // mask and bias [batch][heads][q_len][kv_len] as their broadcasts store them.
+  const auto grow_pairs = [&](const auto& t, const Broadcast& bc, auto fill) {
+    const int64_t outer = (bc.per_batch ? s.batch : 1) * (bc.per_head ? s.heads : 1);
+    return grown_rows(t, outer, bc.per_row ? s.q_len : 1, s.kv_len, bc.per_row ? q2 : 1, kv2, fill);
+  };
+  r.mask = grow_pairs(p.mask, p.mask_broadcast, uint8_t{1});
+  r.bias = grow_pairs(p.bias, p.bias_broadcast, 0.0);
+  return r;
+}
+
 std::optional<std::string> rows_differ(const PackedSide& a, const PackedSide& b, const std::vector<int64_t>& map_b,
-                                       bool bit_for_bit) {
+                                       bool bit_for_bit, const char* why_bitwise) {
   const Problem& pa = a.problem;
   const int64_t heads = pa.shape.heads, cols = pa.shape.value_dim;
   const bool lse = !a.outcome.lse.empty() && !b.outcome.lse.empty();
@@ -87,7 +170,9 @@ std::optional<std::string> rows_differ(const PackedSide& a, const PackedSide& b,
           if (!differ(x, y, a.oracle.bound[ka] + b.oracle.bound[kb])) continue;
           os << "out of sequence " << ba << " at " << output_element(pa, ka) << ": " << num(x) << " " << a.name
              << " against " << num(y) << " " << b.name << " (sequence " << bb << " there)"
-             << (bit_for_bit ? ", not bit for bit though the implementation reruns the case bit for bit" : "");
+             << (bit_for_bit ? std::string(", not bit for bit ") + why_bitwise
+                 : std::isnan(x) && std::isnan(y) ? std::string(", NaN in both where the oracle has a number")
+                                                  : std::string());
           return os.str();
         }
         if (!lse) continue;
@@ -95,7 +180,8 @@ std::optional<std::string> rows_differ(const PackedSide& a, const PackedSide& b,
         const double x = a.outcome.lse[ra], y = b.outcome.lse[rb];
         if (!differ(x, y, a.oracle.lse_bound[ra] + b.oracle.lse_bound[rb])) continue;
         os << "lse of sequence " << ba << " at " << output_row(pa, ba * heads + h, i) << ": " << num(x) << " " << a.name
-           << " against " << num(y) << " " << b.name << " (sequence " << bb << " there)";
+           << " against " << num(y) << " " << b.name << " (sequence " << bb << " there)"
+           << (bit_for_bit ? std::string(", not bit for bit ") + why_bitwise : std::string());
         return os.str();
       }
   }

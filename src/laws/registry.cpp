@@ -46,6 +46,8 @@ Law law_lengths_equal_slices();
 Law law_packed_equals_padded();
 Law law_slack_inert_and_untouched();
 Law law_empty_sequences();
+Law law_sequence_order();
+Law law_bounds_inert();
 Law law_window_equals_mask();
 Law law_alibi_equals_bias();
 // ABI v3's ALiBi slopes per (batch, head).
@@ -118,6 +120,8 @@ const std::vector<Law>& all_laws() {
       law_packed_equals_padded(),
       law_slack_inert_and_untouched(),
       law_empty_sequences(),
+      law_sequence_order(),
+      law_bounds_inert(),
       law_paged_equals_contiguous(),
       law_page_permutation_bit_identical(),
       law_page_size_independence(),

@@ -19,7 +19,8 @@ namespace {
 using attncheck::find_builtin;
 
 constexpr uint32_t kV2Features = (1u << 11) - 1;  // every ABI v2 feature bit
-const std::vector<std::string> kPackedLaws = {"packed_equals_padded", "slack_inert_and_untouched", "empty_sequences"};
+const std::vector<std::string> kPackedLaws = {"packed_equals_padded", "slack_inert_and_untouched", "empty_sequences",
+                                             "sequence_order", "bounds_inert"};
 
 attncheck::Options v3_options(std::vector<std::string> laws, uint32_t features, uint32_t promises = 0) {
   attncheck::Options o;

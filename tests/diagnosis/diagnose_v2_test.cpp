@@ -62,6 +62,10 @@ const std::map<std::string, FeatureBits>& needs() {
 // packed_kv_lens_ignored (ABI v3 packing): no fault model reads a packed call yet
 // (the models predict from the padded problem); its packed laws' messages name
 // the sequence and the row that differ.
+// packed_empty_split_nan and packed_outputs_sorted (ABI v3 packing) likewise: their
+// faults follow the bounds and the order of a packed call, which a padded problem has
+// not; bounds_inert's and sequence_order's messages name the sequence, the row and
+// the bounds or the order.
 // The paged members (ABI v3 paging: paged_short_sequence_zeros, paged_last_page_unmasked,
 // paged_path_by_page_number, paged_alias_length_overwritten, paged_slot_stride_from_head,
 // paged_extra_page_on_boundary):
@@ -77,6 +81,7 @@ const std::map<std::string, FeatureBits>& needs() {
 // names the batch entry, the stride and the element that differ from the entry alone.
 const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nibbles_interleaved","skipped_tile_lse",           "split_by_batch",
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
+                                                   "packed_empty_split_nan",     "packed_outputs_sorted",
                                                    "paged_last_page_unmasked",   "paged_path_by_page_number",
                                                    "paged_alias_length_overwritten",
                                                    "paged_slot_stride_from_head", "paged_extra_page_on_boundary",

@@ -129,7 +129,7 @@ elif scenario == "example":
     # With the packed and paged laws: the example declares PACKED and PAGED, and packed
     # calls (cu_seqlens, slack, empty sequences) and paged ones (block_table, a pool with
     # poisoned dead slots, aliased pages) cross the plugin host to it.
-    packed = ["packed_equals_padded", "slack_inert_and_untouched", "empty_sequences"]
+    packed = ["packed_equals_padded", "slack_inert_and_untouched", "empty_sequences", "sequence_order", "bounds_inert"]
     paged = ["paged_equals_contiguous", "page_permutation_bit_identical", "page_size_independence", "dead_page_bytes_inert",
              "unread_table_entries_inert", "page_alias_equals_copy"]
     laws = ["matches_oracle", "lse_matches_oracle", "lengths_equal_slices", "layout_invariance",

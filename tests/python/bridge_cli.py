@@ -220,7 +220,7 @@ elif scenario == "packed-passes":
     # ABI v3 through the bridge: "packed" declared, cu_seqlens_q/k and total_q/k as
     # keywords, packed q and k as [total, heads, dim] (the fixture raises otherwise), and
     # the declared promises judged bit for bit.
-    laws = PACKED_LAWS + ["matches_oracle", "rerun_bit_identical", "batch_invariance"]
+    laws = PACKED_LAWS + ["sequence_order", "bounds_inert", "matches_oracle", "rerun_bit_identical", "batch_invariance"]
     rc, got, out = run(fixture("packed.py:varlen_attention"), "--seed", "5", "--cases", "30", "--min-judged", "10",
                        *[a for law in laws for a in ("--law", law)])
     expect(rc == 0, "a correct NumPy varlen attention passes the packed and promised laws", out)

@@ -54,7 +54,7 @@ for name in ("softcap_bounds_weights", "logit_shift_invariance", "weights_sum_to
 # and declares every version-2 feature, so no law may be skipped either, but those that
 # need what only ABI version 3 declares, which a version-2 plugin cannot: the laws of its
 # promises (PROMISE_LAWS) and of its features (the packed laws: packed_equals_padded,
-# slack_inert_and_untouched, empty_sequences, about PACKED; the paged laws:
+# slack_inert_and_untouched, empty_sequences, sequence_order, bounds_inert, about PACKED; the paged laws:
 # paged_equals_contiguous, page_permutation_bit_identical, page_size_independence,
 # dead_page_bytes_inert, unread_table_entries_inert, page_alias_equals_copy, about PAGED;
 # quantized_matches_oracle, about KV_FORMATS). Those are skipped, with the
@@ -91,7 +91,8 @@ short = [f"{name}: {law['status']}, judged {law.get('judged')} of {law.get('case
          for name, law in laws.items()
          if not skipped_for_v3(name, law) and (law["status"] != "pass" or law.get("judged", 0) < FLOOR)]
 # The packed and paged laws are in the default catalogue: skipped here, never left out.
-for name in ("packed_equals_padded", "slack_inert_and_untouched", "empty_sequences", "paged_equals_contiguous",
+for name in ("packed_equals_padded", "slack_inert_and_untouched", "empty_sequences", "sequence_order", "bounds_inert",
+             "paged_equals_contiguous",
              "page_permutation_bit_identical", "page_size_independence", "dead_page_bytes_inert", "unread_table_entries_inert",
              "page_alias_equals_copy", "quantized_matches_oracle"):
     expect(name in laws and v3_feature_not_declared(laws[name]), f"{name}: {laws.get(name)}")

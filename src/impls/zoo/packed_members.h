@@ -13,5 +13,11 @@ namespace attncheck {
 // packed_kv_lens_ignored: with packed keys, each sequence attends its whole
 // key slot, kv_lens (seqused_k) ignored.
 int packed_kv_lens_ignored_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+// packed_empty_split_nan: packed keys split in partitions of 64 counted from
+// kv_len (max_seqlen_k); a partition past a sequence's keys makes its out NaN.
+int packed_empty_split_nan_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+// packed_outputs_sorted: sequences scheduled longest query slot first, each
+// one's out rows written at its sorted place's packed offset.
+int packed_outputs_sorted_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 
 }  // namespace attncheck
