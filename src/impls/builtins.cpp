@@ -317,6 +317,14 @@ const std::vector<BuiltinInfo>& builtins() {
                                          "of slopes: alibi_batch_stride read as 0",
                           .forward_v3 = alibi_batch_first_row_forward_v3,
                           .pinned_laws = {"alibi_batch_matches_alone"}}),
+      // Right on every call but a packed one with a keyless sequence (and no
+      // sinks): empty_sequences draws one in every case it judges, and
+      // packed_equals_padded's padded twin of such a case is right.
+      packed_member({.name = "packed_keyless_rows_nan",
+                     .description = "in a packed call, a sequence with query rows but no keys gets out = 0/0 = NaN: "
+                                    "no guard for an empty key range (lse -inf is right by accident)",
+                     .forward_v3 = packed_keyless_rows_nan_forward_v3,
+                     .pinned_laws = {"empty_sequences", "packed_equals_padded"}}),
 
       // ABI v3's stored K and V formats: reference's forward with one fault of a
       // quantized-cache kernel (no fault model reads a stored format yet:

@@ -122,6 +122,18 @@ elif scenario == "default-run":
         for l in failed:
             expect(row["diagnosis"] in l.get("diagnosis", ""),
                    f"{name}/{l['law']}: diagnosis {l.get('diagnosis')!r} lacks {row['diagnosis']!r}")
+    # Every law the embedded default runs is shown able to fail there: some zoo
+    # member fails it (a law nothing fails could be one that cannot fail). The
+    # process laws are the exception: a built-in runs in the checker's own
+    # process and cannot crash, hang or scribble without taking the run with
+    # it; the faulty test plugins fail them (scenario faulty-plugins).
+    process_laws = {"no_crash", "no_timeout", "no_out_of_bounds_write", "writes_every_output"}
+    ran = {l["law"] for i in report["implementations"] for l in i["laws"] if l["status"] != "skipped"}
+    members = zoo_rows()
+    failed_somewhere = {l["law"] for i in report["implementations"] if i["name"] in members
+                        for l in i["laws"] if l["status"] == "fail"}
+    unproven = sorted(ran - process_laws - failed_somewhere)
+    expect(not unproven, f"laws of the embedded default that no zoo member fails there: {unproven}")
 elif scenario == "v2-zoo":
     # ABI v2: every v2 zoo member fails the law written for its fault; the
     # references and the v2 example plugin pass every v2 law on judged cases;

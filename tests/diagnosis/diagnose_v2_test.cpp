@@ -59,7 +59,7 @@ const std::map<std::string, FeatureBits>& needs() {
 // split_by_batch (ABI v3 promise BATCH_INVARIANT) is as accurate as the references:
 // only its last bits move with the batch, no model names that, and its promised law's
 // message says what moved.
-// packed_kv_lens_ignored (ABI v3 packing): no fault model reads a packed call yet
+// packed_kv_lens_ignored, packed_keyless_rows_nan (ABI v3 packing): no fault model reads a packed call yet
 // (the models predict from the padded problem); its packed laws' messages name
 // the sequence and the row that differ.
 // packed_empty_split_nan and packed_outputs_sorted (ABI v3 packing) likewise: their
@@ -82,6 +82,7 @@ const std::map<std::string, FeatureBits>& needs() {
 const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nibbles_interleaved","skipped_tile_lse",           "split_by_batch",
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
                                                    "packed_empty_split_nan",     "packed_outputs_sorted",
+                                                   "packed_keyless_rows_nan",
                                                    "paged_last_page_unmasked",   "paged_path_by_page_number",
                                                    "paged_alias_length_overwritten",
                                                    "paged_slot_stride_from_head", "paged_extra_page_on_boundary",

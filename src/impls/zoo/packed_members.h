@@ -1,4 +1,4 @@
-// The zoo member of ABI version 3's packed batches (cu_seqlens_q/k):
+// The zoo members of ABI version 3's packed batches (cu_seqlens_q/k):
 // reference's correct packed forward with one realistic fault of a varlen
 // kernel, correct on padded calls (their v1 and v2 entries are reference's).
 // Their rows: builtins.cpp.
@@ -19,5 +19,8 @@ int packed_empty_split_nan_forward_v3(const attncheck_call_v3* call, char* err, 
 // packed_outputs_sorted: sequences scheduled longest query slot first, each
 // one's out rows written at its sorted place's packed offset.
 int packed_outputs_sorted_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+// packed_keyless_rows_nan: in a packed call, a sequence with rows but no keys
+// gets out = 0/0 = NaN (no guard for an empty key range).
+int packed_keyless_rows_nan_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 
 }  // namespace attncheck
