@@ -72,10 +72,12 @@ void store_kv_side(C& r, Problem& p, bool is_k, KvFormat f, ScaleGranularity g) 
   const int64_t codes = info(f).scaled || info(f).block_scaled ? finite_code_count(f) : 0;
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < kvh; ++h)
-      for (int64_t j = 0; j < p.kv_len_of(b); ++j)
+      for (int64_t j = 0; j < s.kv_len; ++j)
         for (int64_t c = 0; c < cols; ++c) {
           const int64_t at = ((b * kvh + h) * s.kv_len + j) * cols + c;
-          if (codes == 0) {
+          if (j >= p.kv_len_of(b)) {
+            x[at] = NAN;  // a dead key: poison codes in the call (kv_storage.h)
+          } else if (codes == 0) {
             x[at] = draw_kv_unscaled(r, f);
           } else {
             double value = code_value(f, finite_code(f, r.integer(0, codes - 1)));

@@ -339,6 +339,21 @@ const std::vector<BuiltinInfo>& builtins() {
                                        "instead of ggml's halves (j low, 16+j high)",
                         .forward_v3 = q4_0_nibbles_interleaved_forward_v3,
                         .pinned_laws = {"quantized_matches_oracle"}}),
+      kv_format_member({.name = "int4_nibbles_as_halves",
+                        .description = "int4 rows read as q4_0's halves by 32 channels (j low, 16+j high nibble) "
+                                       "instead of the ABI's pairs (2i low, 2i+1 high)",
+                        .forward_v3 = int4_nibbles_as_halves_forward_v3,
+                        .pinned_laws = {"equal_values_across_formats"}}),
+      kv_format_member({.name = "kv_dequant_saturated",
+                        .description = "dequantized K and V (code x scale) clamped to +-448 as an fp8 operand path's "
+                                       "satfinite conversion does: values the scale makes larger saturate",
+                        .forward_v3 = kv_dequant_saturated_forward_v3,
+                        .pinned_laws = {"scale_power_of_two"}}),
+      kv_format_member({.name = "kv_dead_block_nan",
+                        .description = "a sequence's last block of 16 keys computed whole, keys past Lk with weight 0: "
+                                       "0 x NaN = NaN from a dead V code (vllm#53628)",
+                        .forward_v3 = kv_dead_block_nan_forward_v3,
+                        .pinned_laws = {"dead_codes_inert"}}),
 
       // ABI v3's paged keys: reference's paged forward with one fault of a
       // paged kernel each, right on unpaged calls (no fault model reads a

@@ -65,6 +65,9 @@ Law law_unread_table_entries_inert();
 Law law_page_alias_equals_copy();
 // ABI v3's stored K and V formats (forward).
 Law law_quantized_matches_oracle();
+Law law_scale_power_of_two();
+Law law_equal_values_across_formats();
+Law law_dead_codes_inert();
 Law law_split_consistency();
 // Gradients (backward problems; skipped for an implementation without backward).
 Law law_grad_matches_oracle();
@@ -129,6 +132,9 @@ const std::vector<Law>& all_laws() {
       law_unread_table_entries_inert(),
       law_page_alias_equals_copy(),
       law_quantized_matches_oracle(),
+      law_scale_power_of_two(),
+      law_equal_values_across_formats(),
+      law_dead_codes_inert(),
       law_window_equals_mask(),
       law_alibi_equals_bias(),
       law_alibi_batch_matches_alone(),

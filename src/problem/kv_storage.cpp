@@ -163,8 +163,10 @@ void encode_kv_stored(const Problem& p, bool is_k, uint8_t* dst) {
     for (int64_t h = 0; h < kvh; ++h)
       for (int64_t j = 0; j < p.shape.kv_len; ++j) {
         uint8_t* units = dst + ((b * kvh + h) * p.shape.kv_len + j) * rb;
-        if (j >= p.kv_len_of(b) || !encode_live_row(p, s, scales, b, h, j, units).empty())
-          poison_row(s.format, s.channels, units);
+        // A dead key (j >= Lk) holds the codes of its values when they are exactly codes of
+        // the format (the dead d too, from the scales), else poison, like a live row that is
+        // not (never, in a consistent problem).
+        if (!encode_live_row(p, s, scales, b, h, j, units).empty()) poison_row(s.format, s.channels, units);
       }
 }
 

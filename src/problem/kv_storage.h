@@ -5,9 +5,12 @@
 //
 // The stored tensor of K is dense [batch][kv_heads][kv_len][units], units = head_dim /
 // unit_channels of k_format (kv_format.h) of unit_bytes each; V likewise over value_dim. Keys
-// j < Lk hold the codes of the real values; keys past Lk exist nowhere in the call and hold
-// poison: NaN codes (fp8's 0x7F / 0x7E.. e5m2 0x7F, f16/bf16 NaN) and NaN d in blocks; INT8
-// and INT4 have no NaN code, so their dead rows hold the extreme code (-128, nibble 0).
+// j < Lk hold the codes of the real values; keys past Lk exist nowhere in the call (dead
+// bytes) and hold what the problem's values there say, as padding does in version 2: the codes
+// of a dead row whose values are exactly codes of the format (with its scales, or its blocks'
+// d from the scales), else poison: NaN codes (fp8's 0x7F, e5m2 0x7F, f16/bf16 NaN) and NaN d
+// in blocks; INT8 and INT4 have no NaN code, so such dead rows hold the extreme code (-128,
+// nibble 0). The generator leaves poison there; dead_codes_inert writes codes.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +38,7 @@ void kv_stored_strides(const Problem& p, bool is_k, int64_t* stride);
 std::vector<float> kv_scale_array(const Problem& p, bool is_k);
 KvScale kv_scale_view(const Problem& p, bool is_k, const float* data);
 
-// Writes the stored tensor (kv_stored_bytes at dst): codes for live keys, poison elsewhere.
+// Writes the stored tensor (kv_stored_bytes at dst): codes for live keys, dead keys as above.
 // The problem must be consistent (kv_storage_inconsistency empty).
 void encode_kv_stored(const Problem& p, bool is_k, uint8_t* dst);
 

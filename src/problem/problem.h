@@ -227,9 +227,12 @@ struct Problem {
   //     [kv_heads][head_dim]); block formats (q8_0, q4_0): the binary16 d of
   //     every block, [batch][kv_heads][kv_len][head_dim / 32]; otherwise empty.
   //   v_scales likewise over value_dim.
-  // Keys past Lk exist nowhere in the call: their stored rows are poison codes
-  // (NaN codes, NaN d; the extreme code for int8/int4). Only with padded,
-  // dense k and v (not packed, not paged, no k/v layouts) and forward.
+  // Keys past Lk exist nowhere in the call: their stored rows hold the codes of
+  // k's and v's values there when those are codes of the format (the dead
+  // rows' d from the scales), else poison codes (NaN codes, NaN d; the extreme
+  // code for int8/int4); drawn cases hold NaN there (problem/kv_storage.h).
+  // Only with padded, dense k and v (not packed, not paged, no k/v layouts)
+  // and forward.
   KvFormat k_format = KvFormat::dtype, v_format = KvFormat::dtype;
   ScaleGranularity k_scale_granularity = ScaleGranularity::per_tensor,
                    v_scale_granularity = ScaleGranularity::per_tensor;

@@ -72,14 +72,16 @@ const std::map<std::string, FeatureBits>& needs() {
 // no fault model reads a paged call either (a model predicts from the keys as the oracle reads them, never
 // from the table or the pool); the paged laws' messages name the sequence and row that
 // differ and the call that differs (a twin: pages renamed, another page size, ...).
-// kv_scale_ignored, q4_0_nibbles_interleaved (ABI v3 K/V formats): no fault model reads stored codes yet (a model
-// predicts from the real keys and values); quantized_matches_oracle's message names the
-// formats and the element.
+// kv_scale_ignored, q4_0_nibbles_interleaved, int4_nibbles_as_halves, kv_dequant_saturated, kv_dead_block_nan
+// (ABI v3 K/V formats): no fault model reads stored codes yet (a model predicts from the real keys and values);
+// quantized_matches_oracle's and equal_values_across_formats' messages name the formats, the element and the
+// layout fault that explains it (law_framework/kv_layout_faults.h: int4_nibbles_as_halves is "int4 nibbles
+// read as halves"), scale_power_of_two's the scaled side, the power of two and the element.
 // alibi_batch_first_row (ABI v3 ALiBi per (batch, head)): right on every call with version
 // 2's [heads] slopes, which is all the v2 fault models are drawn and judged on here; its
 // fault needs a call whose rows of slopes differ, and alibi_batch_matches_alone's message
 // names the batch entry, the stride and the element that differ from the entry alone.
-const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nibbles_interleaved","skipped_tile_lse",           "split_by_batch",
+const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nibbles_interleaved", "int4_nibbles_as_halves", "kv_dequant_saturated", "kv_dead_block_nan","skipped_tile_lse",           "split_by_batch",
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
                                                    "packed_empty_split_nan",     "packed_outputs_sorted",
                                                    "packed_keyless_rows_nan",

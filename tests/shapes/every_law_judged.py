@@ -94,7 +94,8 @@ short = [f"{name}: {law['status']}, judged {law.get('judged')} of {law.get('case
 for name in ("packed_equals_padded", "slack_inert_and_untouched", "empty_sequences", "sequence_order", "bounds_inert",
              "paged_equals_contiguous",
              "page_permutation_bit_identical", "page_size_independence", "dead_page_bytes_inert", "unread_table_entries_inert",
-             "page_alias_equals_copy", "quantized_matches_oracle"):
+             "page_alias_equals_copy", "quantized_matches_oracle",
+             "scale_power_of_two", "equal_values_across_formats", "dead_codes_inert"):
     expect(name in laws and v3_feature_not_declared(laws[name]), f"{name}: {laws.get(name)}")
 for line in short:
     print(line, file=sys.stderr)

@@ -17,4 +17,16 @@ int kv_scale_ignored_forward_v3(const attncheck_call_v3* call, char* err, size_t
 // nibble of qs[i]) instead of ggml's halves (j low, 16 + j high).
 int q4_0_nibbles_interleaved_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
 
+// int4_nibbles_as_halves: INT4 rows read as Q4_0's halves by 32 channels (j low, 16 + j high
+// nibble of byte j) instead of the ABI's pairs (2i low, 2i + 1 high nibble of byte i).
+int int4_nibbles_as_halves_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+
+// kv_dequant_saturated: every dequantized K and V element (code times scale or d) clamped to
+// +-448, as an fp8 operand path's satfinite conversion does after applying the scale.
+int kv_dequant_saturated_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+
+// kv_dead_block_nan: the last block of 16 keys of a sequence computed whole, the keys past Lk
+// with weight 0: a dead V code that decodes to NaN gives 0 x NaN = NaN (vllm#53628).
+int kv_dead_block_nan_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+
 }  // namespace attncheck
