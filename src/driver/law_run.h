@@ -110,6 +110,12 @@ struct LawReport {
   // over the laws: a declared feature refused on every call that used it fails.
   FeatureBits answered_features = 0;
   FeatureBits refused_features = 0;
+  // The same for ABI v3's stored formats of K and V: bit (1u << f) for each
+  // attncheck_kv_format f other than DTYPE that K or V of such a call used
+  // (the kv_formats mask's bits). A declared format refused on every call that
+  // used it fails as a declared feature does (docs/abi/plugin-abi-v3.md).
+  uint32_t answered_formats = 0;
+  uint32_t refused_formats = 0;
   // The accuracy grade, one per dtype (oracle/accuracy_grade.h), over the
   // judged cases of the drawn run (not the shrink's) where the law reported
   // one (Verdict::accuracy); empty for laws that do not grade.

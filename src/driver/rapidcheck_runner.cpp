@@ -72,6 +72,15 @@ bool outside_drawn_shapes(const Shape& s, const GenOptions& g) {
          (g.kv_len_multiple > 1 && s.kv_len % g.kv_len_multiple != 0);
 }
 
+// The stored formats of a call's K and V, as kv_formats bits (DTYPE's left out:
+// every call has it).
+uint32_t formats_of(const Problem& p) {
+  uint32_t bits = 0;
+  for (const KvFormat f : {p.k_format, p.v_format})
+    if (f != KvFormat::dtype) bits |= 1u << static_cast<int>(f);
+  return bits;
+}
+
 class NotingImplementation final : public Implementation {
  public:
   NotingImplementation(Implementation& inner, const GenOptions& run_shapes)
@@ -90,8 +99,10 @@ class NotingImplementation final : public Implementation {
         o.status != CallStatus::error)
       faulted_call = p;
     const FeatureBits used = p.features();
+    const uint32_t formats = formats_of(p);
     if (o.status != CallStatus::unsupported) {
       answered |= used;
+      answered_formats |= formats;
     } else if (used & ~inner_.features()) {
       // A law's own call with a feature the implementation does not declare
       // (masked_keys_ignored's masked call, to a v2 plugin without MASK):
@@ -108,10 +119,12 @@ class NotingImplementation final : public Implementation {
       refused_v1_feature = true;
     } else {
       refused |= used;
+      refused_formats |= formats;
     }
     return o;
   }
   FeatureBits answered = 0, refused = 0;
+  uint32_t answered_formats = 0, refused_formats = 0;  // kv_formats bits, LawReport's
   // Since the last reset (the law's current case): a refusal of a mask or
   // causal rule by a v1 implementation; a refused call with an undeclared
   // feature or of a shape the run never draws; a call the checker did not make.
@@ -314,6 +327,8 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   report.accuracy = summarise_accuracy(accuracy);
   report.answered_features = noting.answered;
   report.refused_features = noting.refused;
+  report.answered_formats = noting.answered_formats;
+  report.refused_formats = noting.refused_formats;
   const std::string drawn = std::to_string(report.cases) + " drawn case(s)";
   if (smallest) {
     report.status = LawStatus::fail;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <functional>
 
 #include "casefile/case_file.h"
 #include "diagnosis/diagnose.h"
@@ -46,6 +47,28 @@ void charge_faults_seen(ImplementationResult& r, const std::optional<ProcessFaul
   }
 }
 
+// Fails, with `message`, the laws that drew a refused declaration (`drew`) and
+// are about it (`about`); when none of them is about it, the first that drew
+// it. A law that failed on its own keeps its message (it says more; the run
+// fails either way).
+void fail_laws_that_drew(ImplementationResult& r, const std::string& message,
+                         const std::function<bool(const LawResult&)>& drew,
+                         const std::function<bool(const Law&)>& about_it) {
+  std::vector<LawResult*> about, drawn;
+  for (LawResult& l : r.laws) {
+    if (!drew(l)) continue;
+    drawn.push_back(&l);
+    if (const Law* law = find_law(l.run.law); law && about_it(*law)) about.push_back(&l);
+  }
+  if (about.empty()) about.push_back(drawn.front());
+  for (LawResult* l : about) {
+    if (l->failed()) continue;
+    l->run.status = LawStatus::fail;
+    l->run.skip_reason = SkipReason::none;
+    l->run.message = message;
+  }
+}
+
 // The pinned v2 contract (include/attncheck/plugin_v2.h): "a declared feature
 // refused on every call that uses it is a failure". Over all the laws run: a
 // feature some drawn case used (so the implementation declares it: nothing
@@ -65,19 +88,34 @@ void fail_refused_features(ImplementationResult& r) {
         "declares " + feature_list(bit) + (bit == kBackwardFeature ? " (its backward is not NULL)" : "") +
         " but answered ATTNCHECK_UNSUPPORTED to every call that used it; a declared feature refused on every call "
         "that uses it is a failure (include/attncheck/plugin_v2.h)";
-    std::vector<LawResult*> about, drew;
-    for (LawResult& l : r.laws) {
-      if (!(l.run.refused_features & bit)) continue;
-      drew.push_back(&l);
-      if (const Law* law = find_law(l.run.law); law && (law->required & bit)) about.push_back(&l);
-    }
-    if (about.empty()) about.push_back(drew.front());
-    for (LawResult* l : about) {
-      if (l->failed()) continue;  // its own failure says more; the run fails either way
-      l->run.status = LawStatus::fail;
-      l->run.skip_reason = SkipReason::none;
-      l->run.message = message;
-    }
+    fail_laws_that_drew(
+        r, message, [bit](const LawResult& l) { return (l.run.refused_features & bit) != 0; },
+        [bit](const Law& law) { return (law.required & bit) != 0; });
+  }
+}
+
+// The same for version 3's stored formats (docs/abi/plugin-abi-v3.md, "What the
+// checker verifies": "a declared format refused on every call that uses it is a
+// failure"): a format of kv_formats that K or V of some drawn call used and
+// that every such call was refused. The laws that require KV_FORMATS fail with
+// the reason. A refusal of a finer limit (a format only for K, not mixed with
+// another, not at some head_dim) leaves other calls with it answered.
+void fail_refused_formats(ImplementationResult& r) {
+  uint32_t answered = 0, refused = 0;
+  for (const LawResult& l : r.laws) {
+    answered |= l.run.answered_formats;
+    refused |= l.run.refused_formats;
+  }
+  for (const KvFormatInfo& f : all_kv_formats()) {
+    const uint32_t bit = 1u << static_cast<int>(f.format);
+    if (!(refused & bit) || (answered & bit)) continue;
+    const std::string message =
+        "offers " + std::string(f.name) + " in kv_formats but answered ATTNCHECK_UNSUPPORTED to every call with K or V "
+        "stored as " + std::string(f.name) + "; a declared format refused on every call that uses it is a failure "
+        "(docs/abi/plugin-abi-v3.md)";
+    fail_laws_that_drew(
+        r, message, [bit](const LawResult& l) { return (l.run.refused_formats & bit) != 0; },
+        [](const Law& law) { return (law.required & kKvFormatsFeature) != 0; });
   }
 }
 
@@ -191,6 +229,7 @@ ImplementationResult finish_results(const FinishFacts& target, std::vector<LawRe
   r.laws = std::move(laws);
   charge_faults_seen(r, target.probe_fault);
   fail_refused_features(r);
+  fail_refused_formats(r);
   apply_expectations(r, settings.expectations);
 
   for (LawResult& l : r.laws) {

@@ -142,6 +142,8 @@ std::string encode_law_result(const LawResult& l) {
   w.pod(r.faults);
   w.pod(r.answered_features);
   w.pod(r.refused_features);
+  w.pod(r.answered_formats);
+  w.pod(r.refused_formats);
   w.list(r.accuracy);
   w.text(l.case_file);
   w.text(l.reproduce);
@@ -157,7 +159,7 @@ bool decode_law_result(std::string_view bytes, LawResult& l) {
          in.list(r.dtypes) && in.pod(r.features) && in.text(r.message) && in.pod(r.skip_reason) && in.problem(r.counterexample) &&
          in.calls(r.failing_calls) && in.text(r.diagnosis) && in.pod(r.shrink_steps) && in.problem(r.fault_case) && in.text(r.fault_message) &&
          in.pod(r.fault_status) && in.pod(r.faults) && in.pod(r.answered_features) &&
-         in.pod(r.refused_features) && in.list(r.accuracy) && in.text(l.case_file) && in.text(l.reproduce) &&
+         in.pod(r.refused_features) && in.pod(r.answered_formats) && in.pod(r.refused_formats) && in.list(r.accuracy) && in.text(l.case_file) && in.text(l.reproduce) &&
          in.text(l.found_while) && in.pod(l.seconds) && in.at_end();
 }
 

@@ -30,13 +30,16 @@ class Wrapped final : public Implementation {
   std::function<std::optional<Outcome>(const Problem&)> hook;
   std::function<void(const Problem&, Outcome&)> spoil;
   std::optional<FeatureBits> declared;
+  std::optional<uint32_t> formats;  // replaces its kv_formats
 
   std::string name() const override { return "wrapped"; }
   std::string source() const override { return "builtin:wrapped"; }
   FeatureBits features() const override { return declared ? *declared : inner_->features(); }
+  uint32_t kv_formats() const override { return formats ? *formats : inner_->kv_formats(); }
   Outcome run(const Problem& p) override {
     // As the plugin host and the built-ins do: a feature not declared is not sent.
-    if (std::string why = undeclared_features(p, features()); !why.empty()) return {CallStatus::unsupported, {}, why};
+    if (std::string why = undeclared_features(p, features(), kv_formats()); !why.empty())
+      return {CallStatus::unsupported, {}, why};
     if (hook)
       if (std::optional<Outcome> o = hook(p)) return *o;
     Outcome o = inner_->run(p);
@@ -196,6 +199,7 @@ class Borrowed final : public Implementation {
   std::string name() const override { return inner_.name(); }
   std::string source() const override { return inner_.source(); }
   FeatureBits features() const override { return inner_.features(); }
+  uint32_t kv_formats() const override { return inner_.kv_formats(); }
   Outcome run(const Problem& p) override { return inner_.run(p); }
 
  private:
@@ -300,15 +304,53 @@ TEST(EarnedVerdicts, NotRunForTheBudgetIsInsufficient) {
   EXPECT_TRUE(r.failed());
 }
 
+// Version 3: a format of kv_formats refused on every call whose K or V uses it
+// fails the laws about stored formats, naming the format; refusing only some
+// of its calls (mixed with another format) is a finer limit.
+constexpr uint32_t kQ8AndInt8 = (1u << ATTNCHECK_KV_Q8_0) | (1u << ATTNCHECK_KV_INT8);
+
+TEST(EarnedVerdicts, ADeclaredFormatRefusedOnEveryCallFails) {
+  Wrapped impl;
+  impl.formats = kQ8AndInt8;
+  impl.hook = [](const Problem& p) -> std::optional<Outcome> {
+    if (p.k_format == KvFormat::q8_0 || p.v_format == KvFormat::q8_0) return refused("no q8_0 after all");
+    return std::nullopt;
+  };
+  const ImplementationResult r = check(impl, {"matches_oracle", "quantized_matches_oracle"});
+  const LawResult& about = result(r, "quantized_matches_oracle");
+  EXPECT_EQ(about.run.status, LawStatus::fail) << about.run.message;
+  EXPECT_NE(about.run.message.find("offers q8_0 in kv_formats"), std::string::npos) << about.run.message;
+  EXPECT_EQ(about.run.message.find("int8"), std::string::npos) << "int8 was answered: " << about.run.message;
+  EXPECT_TRUE(r.failed());
+  EXPECT_EQ(result(r, "matches_oracle").run.status, LawStatus::pass) << result(r, "matches_oracle").run.message;
+}
+
+TEST(EarnedVerdicts, AFormatRefusedOnlyMixedWithAnotherIsNoFailure) {
+  Wrapped impl;
+  impl.formats = kQ8AndInt8;
+  impl.hook = [](const Problem& p) -> std::optional<Outcome> {
+    if (p.k_format != p.v_format) return refused("K and V in one format only");
+    return std::nullopt;
+  };
+  const ImplementationResult r = check(impl, {"quantized_matches_oracle"});
+  const LawResult& l = result(r, "quantized_matches_oracle");
+  EXPECT_NE(l.run.status, LawStatus::fail) << l.run.message;
+  EXPECT_GT(l.run.answered_formats & kQ8AndInt8, 0u);
+}
+
 TEST(EarnedVerdicts, TheFeaturesAnsweredAndRefusedCrossTheWire) {
   LawResult l;
   l.run.law = "matches_oracle";
   l.run.answered_features = ATTNCHECK_FEATURE_MASK | kBackwardFeature;
   l.run.refused_features = ATTNCHECK_FEATURE_SOFTCAP;
+  l.run.answered_formats = 1u << ATTNCHECK_KV_INT8;
+  l.run.refused_formats = 1u << ATTNCHECK_KV_Q4_0;
   LawResult back;
   ASSERT_TRUE(decode_law_result(encode_law_result(l), back));
   EXPECT_EQ(back.run.answered_features, l.run.answered_features);
   EXPECT_EQ(back.run.refused_features, l.run.refused_features);
+  EXPECT_EQ(back.run.answered_formats, l.run.answered_formats);
+  EXPECT_EQ(back.run.refused_formats, l.run.refused_formats);
 }
 
 // ---- the budget -------------------------------------------------------------
