@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -96,6 +97,18 @@ TEST(PackedTransforms, RaisedBoundsKeepEverySequence) {
   EXPECT_EQ(r.mask[r.mask_at(0, 1, 1)], 0);
   EXPECT_EQ(r.mask[r.mask_at(0, 1, 136)], 1);
   for (int64_t b = 0; b < 3; ++b) expect_same_rows(p, b, r, b);
+  // Packed queries over padded keys with their lengths given: the keys' bound
+  // grows by NaN padding keys, each sequence's keys kept.
+  Problem padded_keys = p;
+  padded_keys.cu_seqlens_k.clear(), padded_keys.total_k = 0;
+  padded_keys.kv_lens = {4, 2, 6};
+  ASSERT_EQ(padded_keys.inconsistency(), "");
+  const Problem grown = with_bounds_raised(padded_keys, 0, 129);
+  ASSERT_EQ(grown.inconsistency(), "");
+  EXPECT_EQ(grown.shape.kv_len, 136);
+  EXPECT_TRUE(std::isnan(grown.k[grown.k_at(2, 7, 0)]));  // a new padding key of sequence 2
+  EXPECT_EQ(grown.k[grown.k_at(2, 5, 0)], padded_keys.k[padded_keys.k_at(2, 5, 0)]);
+  for (int64_t b = 0; b < 3; ++b) expect_same_rows(padded_keys, b, grown, b);
 }
 
 TEST(SequenceOrder, ReferencesPassAndASortedEpilogueFails) {
