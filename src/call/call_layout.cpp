@@ -53,7 +53,8 @@ template <class Fn> void for_each_input(const Problem& p, const CallLayout& l, F
     else if (p.k_format != KvFormat::dtype) encode_kv_stored(p, true, dst);
     else tensor(p.k, k_extents(s), l.k_stride, p.layouts.k, p.cu_seqlens_k, l.k_bytes, dst);
   });
-  fn("the input tensor v", l.v, l.v_bytes, [&](uint8_t* dst) {
+  // V as a view of K: v's bytes are k's (written and compared as k's above).
+  if (!p.v_view_of_k) fn("the input tensor v", l.v, l.v_bytes, [&](uint8_t* dst) {
     if (p.paged()) encode_paged_pool(p, p.v, s.value_dim, l.v_stride, l.v_bytes, dst);
     else if (p.v_format != KvFormat::dtype) encode_kv_stored(p, false, dst);
     else tensor(p.v, v_extents(s), l.v_stride, p.layouts.v, p.cu_seqlens_k, l.v_bytes, dst);
@@ -185,6 +186,10 @@ CallLayout layout_for(const Problem& p, int abi) {
     (is_k ? l.k_bytes : l.v_bytes) = static_cast<std::size_t>(kv_stored_bytes(p, is_k));
     (is_k ? l.k_scale_bytes : l.v_scale_bytes) = kv_scale_array(p, is_k).size() * sizeof(float);
   }
+  if (p.v_view_of_k) {  // V as a view of K (MLA): k's strides, no bytes of its own (placed at k below)
+    std::copy(l.k_stride, l.k_stride + 4, l.v_stride);
+    l.v_bytes = 0;
+  }
   l.out_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.value_dim, l.out_stride)
                              : view(p.layouts.out, out_extents(s), l.out_stride);
   l.cu_q_bytes = p.cu_seqlens_q.size() * sizeof(int32_t);
@@ -216,6 +221,7 @@ CallLayout layout_for(const Problem& p, int abi) {
     *offset = at;
     at = align_up(at + bytes);
   }
+  if (p.v_view_of_k) l.v = l.k;  // v.data == k.data
   l.inputs_end = at;
   l.guard_before = at; at += CallLayout::kGuardBytes;
   l.out = at; at += l.out_bytes;  // no padding: a write one past out lands in the guard

@@ -43,6 +43,11 @@
 // Lk hold poison codes (NaN codes, NaN d); the scales are inputs after the
 // table.
 //
+// V as a view of K (ABI v3's V_VIEW_OF_K, abi 2 or 3): v has no bytes of its
+// own (v_bytes 0): v == k and v's strides are k's, so v reads k's first
+// value_dim channels (problem.h: the Problem's v holds exactly those); with
+// paging both read k's pool.
+//
 // A v1 call (abi 1) is dense BHSD, as v1 defines, with a full mask; only
 // problems within kV1Features can be laid out for it.
 #pragma once

@@ -103,6 +103,11 @@ uint64_t case_content_hash(const CaseRecord& rec) {
       f.u64(kAlibiBatchFeature);
       feed_fields(f, p, Since::alibi_batch);
     }
+    // V as a view of K (ABI v3, MLA), only for such a problem, likewise.
+    if (p.v_view_of_k) {
+      f.u64(kVViewFeature);
+      feed_fields(f, p, Since::v_view);
+    }
   }
   return f.value;
 }

@@ -147,6 +147,7 @@ void write_problem_json(std::ostringstream& os, const Problem& p) {
             : since == Since::paged      ? !p.paged()
             : since == Since::kv_formats ? !p.kv_formatted()  // stored formats' in such a problem's file only
             : since == Since::alibi_batch ? !p.alibi_per_batch()  // per-batch slopes' likewise
+            : since == Since::v_view ? !p.v_view_of_k  // V as a view of K's likewise
                                          : since > level)
           return;
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, Shape>) {

@@ -33,7 +33,7 @@ int run_list(std::ostream& out) {
     out << "  " << std::left << std::setw(static_cast<int>(name_w + 2)) << b.name << std::setw(11)
         << (b.kind == BuiltinKind::reference ? "reference" : "zoo") << b.description
         << (b.forward_v2 ? " [ABI v2: " + ((b.features & kAllFeatures) == kAllFeatures ? std::string("every feature") : feature_list(b.features & kAllFeatures)) +
-                               (b.backward_v2 ? "; backward" : "") + ((b.features & (kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature)) ? "; v3: " + feature_list(b.features & (kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature)) : "") + "]"
+                               (b.backward_v2 ? "; backward" : "") + ((b.features & (kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kVViewFeature)) ? "; v3: " + feature_list(b.features & (kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kVViewFeature)) : "") + "]"
                          : std::string())
         << caught_by(b) << "\n";
   out << "laws (--law NAME):\n";

@@ -12,6 +12,7 @@
 #include "gen/feature_draws.h"
 #include "gen/packed_draws.h"
 #include "gen/kv_format_draws.h"
+#include "gen/v_view_draws.h"
 #include "gen/paged_draws.h"
 #include "gen/generators.h"
 #include "problem/transforms.h"
@@ -134,6 +135,8 @@ void shrink_features(const Problem& p, std::vector<Problem>& out) {
   shrink_paging(p, out);
   // ABI v3's stored K and V formats: both unquantized, then K alone, V alone.
   shrink_kv_formats(p, out);
+  // ABI v3's V as a view of K: V copied to its own memory.
+  shrink_v_view(p, out);
   // Then simpler forms of what stays.
   shrink_layouts(p, out);
   shrink_lengths(p, out);

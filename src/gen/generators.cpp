@@ -663,7 +663,8 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
   // grown past its slot) or of aliased pages (one reader's key changed alone);
   // those candidates are dropped, the packing's and paging's own kept.
   // Stored K and V formats likewise (a value made simpler is no code times its scale).
-  if (p.packed() || p.paged() || p.kv_formatted())
+  // V as a view of K likewise (a value of k changed alone is no longer v's).
+  if (p.packed() || p.paged() || p.kv_formatted() || p.v_view_of_k)
     out.erase(std::remove_if(out.begin(), out.end(), [](const Problem& c) { return !c.inconsistency().empty(); }),
               out.end());
   return out;

@@ -82,11 +82,11 @@ class PluginImplementation final : public Implementation {
   // A v2 or v3 plugin's declared v2 features (and kBackwardFeature when its
   // backward is not NULL); a v1 plugin takes masks and causal rules. A v3
   // plugin's own bits (11 to 16) are not among them but PACKED, PAGED,
-  // KV_FORMATS and ALIBI_BATCH, the ones problems use so far (the rest declared_not_judged
+  // KV_FORMATS, V_VIEW_OF_K and ALIBI_BATCH, the ones problems use so far (the rest declared_not_judged
   // names); bit 16 is kBackwardFeature here.
   FeatureBits features() const override {
     const FeatureBits taken =
-        abi_ == 3 ? kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature : kAllFeatures;
+        abi_ == 3 ? kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kVViewFeature | kAlibiBatchFeature : kAllFeatures;
     return abi_ >= 2 ? (features_ & taken) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
   }
   std::vector<std::string> declared_not_judged() const override { return not_judged_; }
@@ -216,10 +216,13 @@ Outcome PluginImplementation::run(const Problem& problem) {
   // A packed problem whose packing does not fit its shape (a call derived from
   // a packed case by a transform that knows nothing of packing) would be laid
   // out past its buffers: never sent, and said to be the checker's.
-  if (problem.packed() || problem.paged() || problem.kv_formatted())
+  if (problem.packed() || problem.paged() || problem.kv_formatted() || problem.v_view_of_k)
     if (std::string bad = problem.inconsistency(); !bad.empty())
       return {CallStatus::unsupported, {}, std::string("not called: the checker built an inconsistent ") +
-                                               (problem.paged() ? "paged" : problem.packed() ? "packed" : "quantized") +
+                                               (problem.paged()          ? "paged"
+                                                : problem.packed()       ? "packed"
+                                                : problem.kv_formatted() ? "quantized"
+                                                                         : "V-view-of-K") +
                                                " call (" + bad + ")"};
   // A v3 call is laid out as v2's, with the packing's arrays when packed.
   const CallLayout layout = layout_for(problem, abi_ >= 2 ? static_cast<int>(abi_) : 1);

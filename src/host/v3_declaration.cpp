@@ -101,7 +101,10 @@ std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   // dead_page_bytes_inert, unread_table_entries_inert, page_alias_equals_copy, matches_oracle: in the default
   // catalogue). KV_FORMATS and every format it offers: quantized_matches_oracle
   // draws each offered format for K and for V (forward, padded keys).
-  constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_KV_FORMATS;
+  // V_VIEW_OF_K: mla_matches_oracle (forward; padded, packed or paged keys) and
+  // v_view_equals_copy.
+  constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_KV_FORMATS |
+                                     ATTNCHECK_FEATURE_V_VIEW_OF_K;
   // ALIBI_BATCH: alibi_batch_matches_alone (forward, padded calls).
   constexpr uint32_t kJudgedAlibiBatch = ATTNCHECK_FEATURE_ALIBI_BATCH;
   for (const V3DeclBitName& f : kV3FeatureNames)

@@ -6,6 +6,7 @@
 #include "impls/zoo/packed_members.h"
 #include "impls/zoo/paged_members.h"
 #include "impls/zoo/promise_members.h"
+#include "impls/zoo/v_view_members.h"
 #include "problem/problem.h"
 
 namespace attncheck {
@@ -84,6 +85,15 @@ BuiltinInfo alibi_batch_member(BuiltinInfo row) {
   return row;
 }
 
+// A zoo member of ABI v3's V as a view of K (MLA): reference's entries
+// (correct) but its v3 forward, with every v2 feature, PACKED and V_VIEW_OF_K
+// (not PAGED: the embedded default runs only the paged laws on a paged member).
+BuiltinInfo v_view_member(BuiltinInfo row) {
+  row = packed_member(row);
+  row.features = kAllFeatures | kPackedFeature | kVViewFeature;
+  return row;
+}
+
 }  // namespace
 
 const std::vector<BuiltinInfo>& builtins() {
@@ -94,7 +104,8 @@ const std::vector<BuiltinInfo>& builtins() {
        .description = "whole-matrix attention with Eigen: S = scale Q K^T, stable softmax, P V",
        .forward = reference_forward,
        .forward_v2 = reference_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature |
+                   kVViewFeature,
        .backward_v2 = reference_backward_v2,
        .forward_v3 = reference_forward_v3,
        .promises = kReferencePromises,
@@ -104,7 +115,8 @@ const std::vector<BuiltinInfo>& builtins() {
        .description = "the founding C# loops made correct: one query row at a time, scaled, max-subtracted",
        .forward = naive_forward,
        .forward_v2 = naive_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature |
+                   kVViewFeature,
        .backward_v2 = naive_backward_v2,
        .forward_v3 = naive_forward_v3,
        .promises = kReferencePromises,
@@ -114,7 +126,8 @@ const std::vector<BuiltinInfo>& builtins() {
        .description = "tiled streaming softmax (FlashAttention order): running max, sum and rescaled output",
        .forward = online_forward,
        .forward_v2 = online_forward_v2,
-       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature,
+       .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature |
+                   kVViewFeature,
        .backward_v2 = online_backward_v2,
        .forward_v3 = online_forward_v3,
        .promises = kReferencePromises,
@@ -387,6 +400,15 @@ const std::vector<BuiltinInfo>& builtins() {
                                    "readers of an aliased page read zeros past it",
                     .forward_v3 = paged_alias_length_overwritten_forward_v3,
                     .pinned_laws = {"page_alias_equals_copy"}}),
+
+      // ABI v3's V as a view of K (MLA): reference's forward with one fault of
+      // an MLA kernel, right whenever v has its own memory (undiagnosed:
+      // diagnose_v2_test says why).
+      v_view_member({.name = "v_view_row_stride_by_value_dim",
+                     .description = "with v a view of k, steps V's rows by value_dim instead of k's stride: right "
+                                    "for the first key, drifting after (ik_llama.cpp#2031)",
+                     .forward_v3 = v_view_row_stride_by_value_dim_forward_v3,
+                     .pinned_laws = {"mla_matches_oracle", "v_view_equals_copy"}}),
 
       // The backward zoo (issue #15): reference's forward, reference's backward
       // with one fault, each by the gradient law its fault breaks on almost

@@ -37,10 +37,13 @@ Outcome InProcessImplementation::run(const Problem& problem) {
   // A packed problem whose packing does not fit its shape (a call derived from
   // a packed case by a transform that knows nothing of packing) would be laid
   // out past its buffers: never sent, and said to be the checker's.
-  if (problem.packed() || problem.paged() || problem.kv_formatted())
+  if (problem.packed() || problem.paged() || problem.kv_formatted() || problem.v_view_of_k)
     if (std::string bad = problem.inconsistency(); !bad.empty())
       return {CallStatus::unsupported, {}, std::string("not called: the checker built an inconsistent ") +
-                                               (problem.paged() ? "paged" : problem.packed() ? "packed" : "quantized") +
+                                               (problem.paged()          ? "paged"
+                                                : problem.packed()       ? "packed"
+                                                : problem.kv_formatted() ? "quantized"
+                                                                         : "V-view-of-K") +
                                                " call (" + bad + ")"};
   const CallLayout layout = layout_for(problem, forward_v3_ ? 3 : forward_v2_ ? 2 : 1);
   uint8_t* const start = region_.at_least(layout.total + shift_);

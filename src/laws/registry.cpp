@@ -68,6 +68,9 @@ Law law_quantized_matches_oracle();
 Law law_scale_power_of_two();
 Law law_equal_values_across_formats();
 Law law_dead_codes_inert();
+// ABI v3's V as a view of K (MLA, forward).
+Law law_mla_matches_oracle();
+Law law_v_view_equals_copy();
 Law law_split_consistency();
 // Gradients (backward problems; skipped for an implementation without backward).
 Law law_grad_matches_oracle();
@@ -135,6 +138,8 @@ const std::vector<Law>& all_laws() {
       law_scale_power_of_two(),
       law_equal_values_across_formats(),
       law_dead_codes_inert(),
+      law_mla_matches_oracle(),
+      law_v_view_equals_copy(),
       law_window_equals_mask(),
       law_alibi_equals_bias(),
       law_alibi_batch_matches_alone(),

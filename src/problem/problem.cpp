@@ -74,6 +74,7 @@ std::string_view feature_name(FeatureBits one_bit) {
     case kPagedFeature: return "paged";
     case kKvFormatsFeature: return "kv_formats";
     case kAlibiBatchFeature: return "alibi_batch";
+    case kVViewFeature: return "v_view_of_k";
     case kBackwardFeature: return "backward";
   }
   return "";
@@ -134,6 +135,7 @@ FeatureBits Problem::features() const {
   if (paged()) f |= kPagedFeature;
   if (kv_formatted()) f |= kKvFormatsFeature;
   if (alibi_per_batch()) f |= kAlibiBatchFeature;
+  if (v_view_of_k) f |= kVViewFeature;
   return f;
 }
 
@@ -257,6 +259,30 @@ std::string paging_inconsistency(const Problem& p) {
   return "";
 }
 
+// V as a view of K (docs/abi/plugin-abi-v3.md, "V as a view of K"): v's values
+// are k's first value_dim channels, every key (padding too: the call sends the
+// same bytes for both), with k's layout, in the dtype, forward only. "" when consistent.
+std::string v_view_inconsistency(const Problem& p) {
+  if (!p.v_view_of_k) return "";
+  const Shape& s = p.shape;
+  if (s.value_dim > s.head_dim) return "v_view_of_k with value_dim > head_dim (v is k's first value_dim channels)";
+  if (p.kv_formatted()) return "v_view_of_k with K or V in a stored format (not laid out yet)";
+  if (p.is_backward()) return "v_view_of_k with a dout (the backward of a view is not laid out yet)";
+  if (!(p.layouts.v == p.layouts.k)) return "v_view_of_k with layouts.v other than layouts.k (v has k's strides)";
+  const int64_t keys = s.batch * s.kv_head_count() * s.kv_len;
+  for (int64_t row = 0; row < keys; ++row)
+    for (int64_t c = 0; c < s.value_dim; ++c) {
+      const double kv = p.k[static_cast<std::size_t>(row * s.head_dim + c)];
+      const double vv = p.v[static_cast<std::size_t>(row * s.value_dim + c)];
+      if (std::memcmp(&kv, &vv, sizeof kv) != 0) {
+        std::ostringstream os;
+        os << "v_view_of_k but v's key row " << row << " channel " << c << " is not k's (the view reads k's bytes)";
+        return os.str();
+      }
+    }
+  return "";
+}
+
 }  // namespace
 
 double page_poison_value(DType t, int64_t page_poison) {
@@ -302,6 +328,7 @@ std::string Problem::inconsistency() const {
   if (auto msg = packing_inconsistency(*this); !msg.empty()) return msg;
   if (auto msg = paging_inconsistency(*this); !msg.empty()) return msg;
   if (auto msg = kv_storage_inconsistency(*this); !msg.empty()) return msg;
+  if (auto msg = v_view_inconsistency(*this); !msg.empty()) return msg;
   if (!(softcap == 0 || (std::isfinite(softcap) && softcap > 0))) return "softcap must be 0 (none) or finite and > 0";
   for (const auto* per_head : {&alibi_slopes, &sinks}) {
     if (per_head->empty()) continue;
@@ -354,6 +381,7 @@ std::string Problem::header() const {
     os << (is_k ? " k_format=" : " v_format=") << kv_format_name(f);
     if (info(f).scaled) os << "/" << scale_granularity_name(is_k ? k_scale_granularity : v_scale_granularity);
   }
+  if (v_view_of_k) os << " v_view_of_k";
   if (is_backward()) os << " backward";
   return os.str();
 }

@@ -114,6 +114,8 @@ inline constexpr FeatureBits kPagedFeature = ATTNCHECK_FEATURE_PAGED;
 // ABI v3's stored K and V formats (k_format, v_format, their scales): bit 13,
 // the ABI's, outside kEveryFeature like the two above.
 inline constexpr FeatureBits kKvFormatsFeature = ATTNCHECK_FEATURE_KV_FORMATS;
+// ABI v3's V as a view of K (MLA): bit 15, the ABI's, outside kEveryFeature too.
+inline constexpr FeatureBits kVViewFeature = ATTNCHECK_FEATURE_V_VIEW_OF_K;
 // ABI v3's ALiBi slopes per (batch, head) (alibi_batch_stride): bit 14, the
 // ABI's, outside kEveryFeature like the three above.
 inline constexpr FeatureBits kAlibiBatchFeature = ATTNCHECK_FEATURE_ALIBI_BATCH;
@@ -245,6 +247,17 @@ struct Problem {
   // b * alibi_batch_stride floats, the stride - heads floats between rows
   // poisoned (bytes no slope is read from). Only with alibi_slopes.
   int64_t alibi_batch_stride = 0;
+
+  // --- ABI v3: V as a view of K (docs/abi/plugin-abi-v3.md, "V as a view of K") ---
+  // true: the call's v is k's first value_dim channels (v.data == k.data,
+  // v's strides are k's; with paging both read the same pool and table).
+  // v above still holds V's values, [batch][kv_heads][kv_len][value_dim], and
+  // they must equal k's first value_dim channels bit for bit (padding keys
+  // too: they are the same bytes), so the oracle reads v as always; layouts.v
+  // is layouts.k, value_dim <= head_dim, K and V stored in the dtype, forward
+  // only (the backward of a view is not laid out yet). Written and hashed only
+  // when true (problem_fields.h).
+  bool v_view_of_k = false;
 
   // The same call: every field (problem_fields.h lists them) equal, doubles
   // by their bits (a NaN scale equals a NaN scale of the same bits, -0 differs

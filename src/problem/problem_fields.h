@@ -56,7 +56,9 @@ namespace attncheck {
 // stores K or V in a format other than its dtype only; `alibi_batch` (ABI v3's
 // ALiBi slopes per (batch, head)) in the file and hash of a problem whose
 // alibi_batch_stride is not 0 only.
-enum class Since : uint8_t { v1, v2, backward, packed, paged, kv_formats, alibi_batch };
+// `v_view` (ABI v3's V as a view of K) in the file and hash of a problem whose
+// v is a view of k only.
+enum class Since : uint8_t { v1, v2, backward, packed, paged, kv_formats, alibi_batch, v_view };
 
 struct ProblemAttrs {
   Since since = Since::v1;
@@ -198,6 +200,8 @@ struct FieldsOf<Problem> {
       // ALiBi per (batch, head): whether alibi_slopes is [batch][heads] (the
       // oracle reads that), and the call's row stride (gaps poisoned).
       field<&Problem::alibi_batch_stride>("alibi_batch_stride", ProblemAttrs{.since = Since::alibi_batch, .hash = 36}),
+      // V as a view of K (MLA): how the call lays v out; the oracle reads v's values, which equal k's channels.
+      field<&Problem::v_view_of_k>("v_view_of_k", ProblemAttrs{.since = Since::v_view, .hash = 37, .oracle = false}),
   };
 };
 static_assert(fields_complete<Problem>(), "a member of Problem is missing from its field list");

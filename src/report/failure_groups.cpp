@@ -19,6 +19,7 @@ constexpr std::pair<std::string_view, Directness> kKinds[] = {
     {"lse_matches_oracle", Directness::oracle},
     {"grad_matches_oracle", Directness::oracle},
     {"quantized_matches_oracle", Directness::oracle},  // stored K/V formats against the oracle
+    {"mla_matches_oracle", Directness::oracle},        // V as a view of K against the oracle
     {"weights_sum_to_one", Directness::exact_value},
     {"weights_in_unit_interval", Directness::exact_value},
     {"masked_weights_zero", Directness::exact_value},

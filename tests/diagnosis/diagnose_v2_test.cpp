@@ -81,7 +81,10 @@ const std::map<std::string, FeatureBits>& needs() {
 // 2's [heads] slopes, which is all the v2 fault models are drawn and judged on here; its
 // fault needs a call whose rows of slopes differ, and alibi_batch_matches_alone's message
 // names the batch entry, the stride and the element that differ from the entry alone.
-const std::set<std::string> kUndiagnosedMembers = {"kv_scale_ignored", "q4_0_nibbles_interleaved", "int4_nibbles_as_halves", "kv_dequant_saturated", "kv_dead_block_nan","skipped_tile_lse",           "split_by_batch",
+// v_view_row_stride_by_value_dim (ABI v3 V as a view of K): no fault model reads the call's
+// strides (a model predicts from the keys and values as the oracle reads them, and the
+// view's values are v's); mla_matches_oracle's message names the view's channels and the element.
+const std::set<std::string> kUndiagnosedMembers = {"v_view_row_stride_by_value_dim", "kv_scale_ignored", "q4_0_nibbles_interleaved", "int4_nibbles_as_halves", "kv_dequant_saturated", "kv_dead_block_nan","skipped_tile_lse",           "split_by_batch",
                                                    "packed_kv_lens_ignored",     "paged_short_sequence_zeros",
                                                    "packed_empty_split_nan",     "packed_outputs_sorted",
                                                    "packed_keyless_rows_nan",

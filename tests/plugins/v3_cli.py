@@ -90,9 +90,10 @@ elif scenario == "refused":
 
 elif scenario == "not-checked":
     # Its promises (DETERMINISTIC, BATCH_INVARIANT) are judged by the promise laws: not named.
-    # (PAGED is judged since its laws landed: the plugin declares V_VIEW_OF_K in its place;
-    # KV_FORMATS and its formats since quantized_matches_oracle: its numerics stay unjudged.)
-    declared = ["feature v_view_of_k", "numerics q_as_q8_0"]
+    # (PAGED is judged since its laws landed, V_VIEW_OF_K since mla_matches_oracle: the plugin
+    # declares no unjudged feature any more; KV_FORMATS and its formats since
+    # quantized_matches_oracle: its numerics stay unjudged.)
+    declared = ["numerics q_as_q8_0"]
     base = ["--plugin", plugin("v3_declares_unjudged_plugin"), "--law", "matches_oracle", "--law",
             "lse_matches_oracle", "--seed", SEED]
     p = run(["check"] + base + ["--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"], 0)
@@ -134,6 +135,8 @@ elif scenario == "example":
              "unread_table_entries_inert", "page_alias_equals_copy"]
     laws = ["matches_oracle", "lse_matches_oracle", "lengths_equal_slices", "layout_invariance",
             "sink_equals_extra_key", "window_equals_mask", "gqa_equals_repeated_kv", "fully_masked_rows_zero"] + packed + paged
+    # V_VIEW_OF_K: v sent as k's first value_dim channels (k's memory and strides) through the host.
+    laws += ["mla_matches_oracle", "v_view_equals_copy"]
     # 40 cases a law: the plain C example at the default profile's long rows and paged pools
     # took 37 s under the sanitizer at 100; every law still judges at least 10 (below).
     args = ["check", "--plugin", os.path.join(plugin_dir, "libexample_attention_v3.so"), "--seed", SEED,

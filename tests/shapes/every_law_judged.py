@@ -61,7 +61,7 @@ for name in ("softcap_bounds_weights", "logit_shift_invariance", "weights_sum_to
 # reason (tests/core/promise_laws_test.cpp, packed_call_test.cpp and paged_call_test.cpp
 # judge them on kernels that declare them); any other skip, or a skip for a version-2
 # feature, fails here.
-V3_FEATURES = {"packed", "paged", "kv_formats"}  # problem.cpp's feature_list names of ABI version 3's features
+V3_FEATURES = {"packed", "paged", "kv_formats", "v_view_of_k"}  # problem.cpp's feature_list names of ABI version 3's features
 # The laws of ABI version 3's promises, by the spec's names (docs/abi/plugin-abi-v3.md, "Promises").
 PROMISE_LAWS = {"rerun_bit_identical", "backward_rerun_bit_identical", "batch_invariance"}
 
@@ -96,6 +96,9 @@ for name in ("packed_equals_padded", "slack_inert_and_untouched", "empty_sequenc
              "page_permutation_bit_identical", "page_size_independence", "dead_page_bytes_inert", "unread_table_entries_inert",
              "page_alias_equals_copy", "quantized_matches_oracle",
              "scale_power_of_two", "equal_values_across_formats", "dead_codes_inert"):
+    expect(name in laws and v3_feature_not_declared(laws[name]), f"{name}: {laws.get(name)}")
+# V as a view of K's laws (about V_VIEW_OF_K, which a version-2 plugin cannot declare) likewise.
+for name in ("mla_matches_oracle", "v_view_equals_copy"):
     expect(name in laws and v3_feature_not_declared(laws[name]), f"{name}: {laws.get(name)}")
 for line in short:
     print(line, file=sys.stderr)
