@@ -1,6 +1,6 @@
 // The layout faults of stored K and V (ABI v3, "Stored formats of K and V"), as the real
-// values a faulty decoder reads: a diagnosis for quantized_matches_oracle (and the format laws
-// to come). Each fault maps a problem to the same problem with one side's real values replaced
+// values a faulty decoder reads: a diagnosis for quantized_matches_oracle and
+// equal_values_across_formats. Each fault maps a problem to the same problem with one side's real values replaced
 // by what a kernel with that fault computes over; when an implementation's output matches the
 // oracle of that replaced problem within its bound (and not the case's), the fault explains
 // the failure, and the law names it. Faults, for a side stored in:
