@@ -16,7 +16,7 @@ import numpy as np
 # attncheck_features names -> the ABI's ATTNCHECK_FEATURE_* bits (plugin_v2.h, and
 # plugin_v3.h for version 3's). A version-3 feature is named here once the bridge passes
 # its fields (call_arrays.cpp's keyword table) and the checker judges it: "packed"
-# today; "paged" (block_table, ...) and the K/V formats join with their fields.
+# and "paged" today; the K/V formats join with their fields.
 FEATURE_BITS = {
     "gqa": 1 << 2,
     "lengths": 1 << 4,
@@ -27,6 +27,7 @@ FEATURE_BITS = {
     "sinks": 1 << 9,
     "lse": 1 << 10,
     "packed": 1 << 12,
+    "paged": 1 << 11,
 }
 
 # attncheck_promises names -> the ABI's ATTNCHECK_PROMISE_* bits (plugin_v3.h).

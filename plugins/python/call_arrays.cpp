@@ -116,10 +116,9 @@ bool put(PyObject* kwargs, const char* name, PyObject* value) {
 }
 
 // Version 3's keywords, one row per feature that adds fields (docs/python.md):
-// each is passed only when the function declares the feature. PAGED
-// (block_table, max_pages_per_seq, num_pages, page_size, with k and v then a
-// page pool) and KV_FORMATS (k_format, v_format, k_scale, v_scale) join as rows
-// when the checker judges them.
+// each is passed only when the function declares the feature. KV_FORMATS
+// (k_format, v_format, k_scale, v_scale) joins as a row when the bridge passes
+// stored codes.
 bool packed_keywords(const attncheck_call_v3& c, PyObject* kw) {
   // q_len and kv_len are the slots' bounds (max_seqlen_q/k): a packed q has no
   // q_len axis, and the mask, the bias and the returned lse keep [.., q_len, ..].
@@ -133,8 +132,29 @@ struct V3Keywords {
   unsigned feature;
   bool (*put)(const attncheck_call_v3&, PyObject*);
 };
+// PAGED: the table [batch, max_pages_per_seq] (read-only int32; key t of
+// sequence b is slot t % page_size of page block_table[b, t // page_size]),
+// page_size, num_pages, max_pages_per_seq, and kv_len, the keys' bound (the
+// table's rows may hold more pages; entries past a sequence's last page hold
+// any valid page). None and zeros for an unpaged call.
+bool paged_keywords(const attncheck_call_v3& c, PyObject* kw) {
+  PyObject* table = nullptr;
+  if (!c.block_table) {
+    table = Py_NewRef(Py_None);
+  } else {
+    const npy_intp dims[2] = {c.v2.batch, c.max_pages_per_seq};
+    const int64_t stride[2] = {c.max_pages_per_seq, 1};
+    table = view_of(c.block_table, 2, dims, stride, 4, NPY_INT32);
+  }
+  return put(kw, "block_table", table) && put(kw, "page_size", PyLong_FromLongLong(c.page_size)) &&
+         put(kw, "num_pages", PyLong_FromLongLong(c.num_pages)) &&
+         put(kw, "max_pages_per_seq", PyLong_FromLongLong(c.max_pages_per_seq)) &&
+         put(kw, "kv_len", PyLong_FromLongLong(c.v2.kv_len));
+}
+
 constexpr V3Keywords kV3Keywords[] = {
     {ATTNCHECK_FEATURE_PACKED, packed_keywords},
+    {ATTNCHECK_FEATURE_PAGED, paged_keywords},
 };
 
 }  // namespace
@@ -143,8 +163,14 @@ bool call_arguments(const attncheck_call_v3& c3, unsigned features, CallArgument
   const attncheck_call_v2& c = c3.v2;
   const bool packed_q = c3.cu_seqlens_q != nullptr, packed_k = c3.cu_seqlens_k != nullptr;
   Ref q(side_tensor(c3, c.q, packed_q, c3.total_q, c.heads, c.q_len, c.head_dim));
-  Ref k(side_tensor(c3, c.k, packed_k, c3.total_k, c.kv_heads, c.kv_len, c.head_dim));
-  Ref v(side_tensor(c3, c.v, packed_k, c3.total_k, c.kv_heads, c.kv_len, c.value_dim));
+  // Paged k and v: the page pool [num_pages, kv_heads, page_size, dim] (axis 0
+  // the page, axis 2 the slot, in the views' own strides: HND and NHD alike).
+  auto kv = [&](const attncheck_view& view, int64_t dim) {
+    return c3.block_table ? tensor(c.dtype, view, c3.num_pages, c.kv_heads, c3.page_size, dim)
+                          : side_tensor(c3, view, packed_k, c3.total_k, c.kv_heads, c.kv_len, dim);
+  };
+  Ref k(kv(c.k, c.head_dim));
+  Ref v(kv(c.v, c.value_dim));
   if (!q || !k || !v) return false;
   out.args = Ref(PyTuple_Pack(3, q.get(), k.get(), v.get()));
   out.kwargs = Ref(PyDict_New());

@@ -12,8 +12,10 @@
 // The calling convention (pinned in docs/python.md; call_arrays.h, returned_arrays.h):
 //   fn(q, k, v, *, mask=None, causal="none", scale=None, **features) -> out
 // Declared features: MASK, CAUSAL and STRIDES always (NumPy arrays carry their
-// strides), the rest from fn.attncheck_features (version 3's "packed" among them:
-// cu_seqlens_q/k, total_q/k as keywords, packed q, k, v as [total, heads, dim]);
+// strides), the rest from fn.attncheck_features (version 3's "packed" and "paged" among them:
+// cu_seqlens_q/k, total_q/k as keywords, packed q, k, v as [total, heads, dim];
+// block_table, page_size, num_pages, max_pages_per_seq, with paged k and v as
+// the pool [num_pages, kv_heads, page_size, dim]);
 // promises from fn.attncheck_promises. With fn.attncheck_tensors = "torch" the
 // arrays arrive as torch.Tensors over the same memory.
 //

@@ -53,6 +53,9 @@ NO_GRAD = [a for law in GRAD_LAWS for a in ("--skip-law", law)]
 GRAD_RUN = ["--cases", "20", "--min-judged", "10"]
 # ABI v3's packed laws (src/laws/), for a function that declares "packed".
 PACKED_LAWS = ["packed_equals_padded", "slack_inert_and_untouched", "empty_sequences"]
+# ABI v3's paged laws, for a function that declares "paged".
+PAGED_LAWS = ["paged_equals_contiguous", "page_permutation_bit_identical", "page_size_independence",
+              "dead_page_bytes_inert", "unread_table_entries_inert", "page_alias_equals_copy"]
 
 
 if scenario == "numpy-reference-passes":
@@ -234,6 +237,24 @@ elif scenario == "packed-fault":
                        "--law", "matches_oracle", *[a for law in PACKED_LAWS for a in ("--law", law)])
     expect(rc == 1 and got["matches_oracle"]["status"] == "pass", "padded keys are right", out)
     for law in PACKED_LAWS:
+        expect(got[law]["status"] == "fail", f"{law} fails", out)
+elif scenario == "paged-passes":
+    # ABI v3's paged caches through the bridge: "paged" declared, k and v the page pool
+    # [num_pages, kv_heads, page_size, d] and block_table, page_size, num_pages,
+    # max_pages_per_seq as keywords (the fixture raises otherwise); packed q beside them.
+    laws = PAGED_LAWS + ["matches_oracle", "packed_equals_padded"]
+    rc, got, out = run(fixture("paged.py:paged_attention"), "--seed", "5", "--cases", "30", "--min-judged", "10",
+                       *[a for law in laws for a in ("--law", law)])
+    expect(rc == 0, "a correct NumPy paged attention passes the paged laws", out)
+    for law in laws:
+        expect(got[law]["status"] == "pass" and got[law]["judged"] >= 10, f"{law} judged >= 10 cases: {got[law]}", out)
+elif scenario == "paged-fault":
+    # The same, reading sequence b's pages as the consecutive pages b * max_pages_per_seq + i
+    # (the table never read). At seeds 1 to 7 each paged law below caught it by its 15th case.
+    rc, got, out = run(fixture("paged.py:paged_consecutive_pages"), "--seed", "5", "--min-judged", "10",
+                       "--law", "packed_equals_padded", *[a for law in PAGED_LAWS for a in ("--law", law)])
+    expect(rc == 1 and got["packed_equals_padded"]["status"] == "pass", "unpaged keys are right", out)
+    for law in PAGED_LAWS:
         expect(got[law]["status"] == "fail", f"{law} fails", out)
 elif scenario == "promises":
     rc, got, out = run(fixture("promises.py:drifts"), "--seed", "5", "--cases", "30", "--min-judged", "10",
