@@ -5,9 +5,9 @@
  * fields version 3 adds (packed batches, paged caches, stored K/V formats and their
  * scales, ALiBi slopes per batch entry), each with a neutral value; a plugin only
  * receives non-neutral values for the features it declares. This example declares
- * version 2's forward features and four version-3 features, packed batches (PACKED),
+ * version 2's forward features and five version-3 features, packed batches (PACKED),
  * paged keys (PAGED), ALiBi slopes per batch entry (ALIBI_BATCH) and V as a view of K
- * (V_VIEW_OF_K), and no format or
+ * (V_VIEW_OF_K), expanded K and V (BROADCAST_KV), and no format or
  * numerics bit: every call it gets is a version-2 call in `call->v2`, perhaps packed or
  * paged or with a row of slopes per batch entry, and it computes that call exactly as the
  * spec states it, one step per function, in double:
@@ -29,6 +29,10 @@
  *   - V as a view of K (V_VIEW_OF_K, MLA): v may be k's first value_dim channels,
  *     v.data == k.data with k's strides (with paging, k's pool and table). Nothing to do:
  *     v is read through its own view, whatever memory it shares;
+ *   - expanded K and V (BROADCAST_KV): k's and v's views may have stride 0 on axis 0
+ *     (every batch entry reads the same keys) or axis 1 (every kv head does). Nothing to
+ *     do either: every element is read through offset_of with the view's own strides (a
+ *     kernel must never take a 0 stride for "contiguous" and recompute dense ones);
  *   - strided views of q, k, v, out (STRIDES); grouped-query heads (GQA);
  *   - per-sequence lengths: padding rows and keys never read, padding rows of out and
  *     lse never written (LENGTHS);
@@ -337,7 +341,7 @@ static int example_forward_v3(const attncheck_call_v3 *call, char *err, size_t e
   return ATTNCHECK_OK;
 }
 
-/* Version 2's forward features, PACKED, PAGED, ALIBI_BATCH and V_VIEW_OF_K (kv_formats and numerics 0, neutral), and the
+/* Version 2's forward features, PACKED, PAGED, ALIBI_BATCH, V_VIEW_OF_K and BROADCAST_KV (kv_formats and numerics 0, neutral), and the
  * promises its loop keeps (see the top of the file). Another version-3 feature declared
  * here would be loaded, but no law of this attncheck judges it yet, and the reports would
  * say so. The struct is static: it must outlive the call. */
@@ -347,7 +351,8 @@ const attncheck_impl_v3 *attncheck_plugin_v3(void) {
       ATTNCHECK_FEATURE_MASK | ATTNCHECK_FEATURE_CAUSAL | ATTNCHECK_FEATURE_GQA | ATTNCHECK_FEATURE_STRIDES |
           ATTNCHECK_FEATURE_LENGTHS | ATTNCHECK_FEATURE_WINDOW | ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS |
           ATTNCHECK_FEATURE_ALIBI | ATTNCHECK_FEATURE_SINKS | ATTNCHECK_FEATURE_LSE | ATTNCHECK_FEATURE_PACKED |
-          ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_ALIBI_BATCH | ATTNCHECK_FEATURE_V_VIEW_OF_K,
+          ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_ALIBI_BATCH | ATTNCHECK_FEATURE_V_VIEW_OF_K |
+          ATTNCHECK_FEATURE_BROADCAST_KV,
       0, /* kv_formats: only with ATTNCHECK_FEATURE_KV_FORMATS */
       0, /* numerics */
       ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT, /* promises */

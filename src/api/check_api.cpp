@@ -54,10 +54,11 @@ Status public_status(LawStatus s) {
 // (host/v3_declaration.h, the plugin host's one list) does not name. PACKED
 // today; a feature joins when its laws land and that list drops it, so a v3
 // callable is taken exactly as a v3 plugin. Bit 16 (BROADCAST_KV) is the
-// checker's own kBackwardFeature (problem/problem.h) and never taken.
+// checker's own kBackwardFeature (problem/problem.h): it is taken as
+// kBroadcastKvFeature (api_features).
 uint32_t api_judged_v3_features() {
   uint32_t judged = 0;
-  for (uint32_t bit = 1u << 11; bit < kBackwardFeature; bit <<= 1)
+  for (uint32_t bit = 1u << 11; bit <= ATTNCHECK_FEATURE_BROADCAST_KV; bit <<= 1)
     if (v3_declarations_not_judged(V3Declaration{.features = bit}).empty()) judged |= bit;
   return judged;
 }
@@ -116,7 +117,10 @@ std::unique_ptr<InProcessImplementation> implementation_of(const Callable& c, co
   } else if (c.forward_v3) {
     if (c.backward_v2) throw UsageError("attncheck::check: a v2 backward needs a v2 forward (attncheck::with_backward)");
     check_v3_declaration(c, o);
-    impl = std::make_unique<InProcessImplementation>(o.name, v2_entry_of(c), o.features ? o.features : kV1Features);
+    // The ABI's BROADCAST_KV (bit 16) is the checker's kBroadcastKvFeature (bit 16 is its backward bit).
+    const uint32_t broadcast = o.features & ATTNCHECK_FEATURE_BROADCAST_KV;
+    const FeatureBits features = (o.features & ~broadcast) | (broadcast ? kBroadcastKvFeature : 0);
+    impl = std::make_unique<InProcessImplementation>(o.name, v2_entry_of(c), features ? features : kV1Features);
     impl->set_forward_v3(c.forward_v3);
     if (c.backward_v3) impl->set_backward_v3(c.backward_v3);
     impl->set_promises(o.promises);

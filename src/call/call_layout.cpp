@@ -10,6 +10,7 @@
 
 #include "call/call_zones.h"
 #include "call/paged_pool.h"
+#include "problem/kv_broadcast.h"
 #include "problem/kv_storage.h"
 
 namespace attncheck {
@@ -171,6 +172,21 @@ CallLayout layout_for(const Problem& p, int abi) {
   l.q_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.head_dim, l.q_stride) : view(p.layouts.q, q_extents(s), l.q_stride);
   l.k_bytes = p.packed_k() ? packed(p.total_k, kvh, s.head_dim, l.k_stride) : view(p.layouts.k, k_extents(s), l.k_stride);
   l.v_bytes = p.packed_k() ? packed(p.total_k, kvh, s.value_dim, l.v_stride) : view(p.layouts.v, v_extents(s), l.v_stride);
+  // K or V expanded (ABI v3's BROADCAST_KV, padded keys): the view of one batch
+  // entry (one kv head), its layout's strides for those extents, and stride 0
+  // on the broadcast axes; encode_view writes each repeated (equal) element to
+  // the same place.
+  for (const bool is_k : {true, false}) {
+    const int64_t how = is_k ? p.k_broadcast : p.v_broadcast;
+    if (how == 0) continue;
+    Extents one = is_k ? k_extents(s) : v_extents(s);
+    if (how & kKvBroadcastBatch) one[0] = 1;
+    if (how & kKvBroadcastHeads) one[1] = 1;
+    int64_t* stride = is_k ? l.k_stride : l.v_stride;
+    (is_k ? l.k_bytes : l.v_bytes) = view(is_k ? p.layouts.k : p.layouts.v, one, stride);
+    if (how & kKvBroadcastBatch) stride[0] = 0;
+    if (how & kKvBroadcastHeads) stride[1] = 0;
+  }
   if (p.paged()) {  // the page pool (call/paged_pool.h)
     const std::array<int64_t, 4> ks = paged_strides(p, p.layouts.k, s.head_dim),
                                   vs = paged_strides(p, p.layouts.v, s.value_dim);

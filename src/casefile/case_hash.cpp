@@ -108,6 +108,17 @@ uint64_t case_content_hash(const CaseRecord& rec) {
       f.u64(kVViewFeature);
       feed_fields(f, p, Since::v_view);
     }
+    // K or V expanded (ABI v3's BROADCAST_KV), only for such a problem, likewise.
+    if (p.kv_broadcast()) {
+      f.u64(kBroadcastKvFeature);
+      feed_fields(f, p, Since::broadcast_kv);
+    }
+    // The declared numerics that apply (ABI v3), only for a problem with some,
+    // likewise: 2^32 marks them (above every feature bit).
+    if (p.numerics != 0) {
+      f.u64(uint64_t{1} << 32);
+      feed_fields(f, p, Since::numerics);
+    }
   }
   return f.value;
 }

@@ -147,7 +147,9 @@ void write_problem_json(std::ostringstream& os, const Problem& p) {
             : since == Since::paged      ? !p.paged()
             : since == Since::kv_formats ? !p.kv_formatted()  // stored formats' in such a problem's file only
             : since == Since::alibi_batch ? !p.alibi_per_batch()  // per-batch slopes' likewise
+            : since == Since::broadcast_kv ? !p.kv_broadcast()  // broadcast K and V's likewise
             : since == Since::v_view ? !p.v_view_of_k  // V as a view of K's likewise
+            : since == Since::numerics ? p.numerics == 0  // declared numerics' likewise
                                          : since > level)
           return;
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, Shape>) {

@@ -317,6 +317,14 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
       r.check_product("the per-batch ALiBi slopes", {p.shape.batch, x});
       if (!r.optional(pj, "alibi_slopes")) r.fail(field + " is given but problem.alibi_slopes is not");
     }
+  } else if constexpr (same_member<m, &Problem::k_broadcast>() || same_member<m, &Problem::v_broadcast>()) {
+    // Absent or 0: dense; 1 the batch axis, 2 the kv-head axis, 3 both sent with stride 0
+    // (a file with one of them written has the other too, 0 when only one is expanded).
+    if (const json* j = r.optional(pj, f.name)) x = r.integer(*j, field, 0, 3);
+  } else if constexpr (same_member<m, &Problem::numerics>()) {
+    // Absent: 0; the ATTNCHECK_NUMERICS_* bits that apply to the call (Problem::inconsistency
+    // says where each applies and what it needs of q).
+    if (const json* j = r.optional(pj, f.name)) x = r.integer(*j, field, 0, 3);
   } else if constexpr (same_member<m, &Problem::page_poison>()) {
     if (const json* j = r.optional(pj, f.name)) x = r.integer(*j, field, 0, kPagePoisonCodes - 1);
   } else if constexpr (std::is_same_v<T, KvFormat>) {
@@ -379,7 +387,7 @@ void read_field(const F& f, T& x, const CaseReader& r, const json& pj, Problem& 
 }  // namespace
 
 void read_problem_json(const CaseReader& r, const json& pj, int schema_version, Problem& p) {
-  const Since level = schema_version == 1 ? Since::v1 : Since::v_view;
+  const Since level = schema_version == 1 ? Since::v1 : Since::numerics;
   // Every field that is not a list first, in the list's order: the lists'
   // lengths are read from them (the shape, the broadcasts).
   for (const bool lists : {false, true})

@@ -53,7 +53,8 @@ struct RunOptions {
   // these, the implementation's declared ones and its own (Law::features).
   // ABI v3's packing too: only laws whose features name it draw packed problems.
   FeatureBits features =
-      kEveryFeature | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kVViewFeature;
+      kEveryFeature | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kVViewFeature |
+      kBroadcastKvFeature;
 };
 
 // pass: every judged case obeyed the law, and at least min_judged (and at

@@ -14,6 +14,7 @@
 #include "gen/packed_draws.h"
 #include "gen/paged_draws.h"
 #include "gen/value_draws.h"
+#include "problem/kv_broadcast.h"
 
 namespace attncheck::gen {
 
@@ -222,6 +223,25 @@ void draw_alibi_batch(C& r, Problem& p, unsigned families) {
   p.alibi_batch_stride = r.chance(0.5) ? heads : heads + r.integer(1, 3);
 }
 
+// K and V expanded (ABI v3's BROADCAST_KV): k and v each over the batch axis,
+// the kv-head axis, both or neither (not both neither), among the axes the
+// shape has (two or more entries, two or more kv heads), their values made
+// equal across them (problem/kv_broadcast.h). Only for padded keys in the
+// dtype, not a view of k, forward: the others are left dense.
+template <class C>
+void draw_kv_broadcast(C& r, Problem& p) {
+  if (p.is_backward() || p.packed_k() || p.paged() || p.kv_formatted() || p.v_view_of_k) return;
+  const int64_t axes = (p.shape.batch > 1 ? kKvBroadcastBatch : 0) | (p.shape.kv_head_count() > 1 ? kKvBroadcastHeads : 0);
+  if (axes == 0) return;
+  int64_t how_k = 0, how_v = 0;
+  while (how_k == 0 && how_v == 0) {
+    how_k = axes & r.integer(0, 3);
+    how_v = r.chance(0.6) ? how_k : axes & r.integer(0, 3);
+  }
+  if (how_k) expand_kv(p, true, how_k);
+  if (how_v) expand_kv(p, false, how_v);
+}
+
 // Sink logits over a wide range: near the logits, far above them (the sink
 // takes all the weight), far below (it takes none), and extremes.
 // With the fuzz targets' families, now and then each sink any finite f32 edge value.
@@ -358,6 +378,9 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bo
   // ABI v3's V as a view of K (MLA), last: v made k's first channels, whatever
   // the keys' storage (padded, packed, paged); in the dtype only.
   if (!p.is_backward() && !p.kv_formatted() && want(kVViewFeature, 0.5)) draw_v_view(o, r, p);
+  // ABI v3's K and V expanded, last (padded keys in the dtype, forward only):
+  // nothing drawn without kBroadcastKvFeature.
+  if (want(kBroadcastKvFeature, 0.5)) draw_kv_broadcast(r, p);
 }
 
 template void draw_kv_heads(RandomChoices&, int64_t, Shape&, bool);

@@ -117,6 +117,14 @@ void shrink_features(const Problem& p, std::vector<Problem>& out) {
   if (p.softcap != 0) offer(p, out, [](Problem& c) { c.softcap = 0; });
   if (p.has_bias()) offer(p, out, [](Problem& c) { c.bias.clear(); c.bias_broadcast = Broadcast{}; });
   if (!p.alibi_slopes.empty()) offer(p, out, [](Problem& c) { c.alibi_slopes.clear(); c.alibi_batch_stride = 0; });
+  // ABI v3's K and V expanded: materialized (the same values), then k or v alone.
+  if (p.kv_broadcast()) {
+    offer(p, out, [](Problem& c) { c.k_broadcast = c.v_broadcast = 0; });
+    if (p.k_broadcast && p.v_broadcast) {
+      offer(p, out, [](Problem& c) { c.k_broadcast = 0; });
+      offer(p, out, [](Problem& c) { c.v_broadcast = 0; });
+    }
+  }
   // ABI v3's slopes per (batch, head): version 2's [heads] (batch entry 0's
   // row for every entry), then the rows dense (no gaps between them).
   if (p.alibi_per_batch()) {

@@ -664,7 +664,8 @@ std::vector<Problem> shrink_problem(const Problem& p, const GenOptions& o) {
   // those candidates are dropped, the packing's and paging's own kept.
   // Stored K and V formats likewise (a value made simpler is no code times its scale).
   // V as a view of K likewise (a value of k changed alone is no longer v's).
-  if (p.packed() || p.paged() || p.kv_formatted() || p.v_view_of_k)
+  // Broadcast K and V likewise (one entry's key changed alone is no longer repeated).
+  if (p.packed() || p.paged() || p.kv_formatted() || p.v_view_of_k || p.kv_broadcast())
     out.erase(std::remove_if(out.begin(), out.end(), [](const Problem& c) { return !c.inconsistency().empty(); }),
               out.end());
   return out;

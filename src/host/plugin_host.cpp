@@ -83,11 +83,13 @@ class PluginImplementation final : public Implementation {
   // backward is not NULL); a v1 plugin takes masks and causal rules. A v3
   // plugin's own bits (11 to 16) are not among them but PACKED, PAGED,
   // KV_FORMATS, V_VIEW_OF_K and ALIBI_BATCH, the ones problems use so far (the rest declared_not_judged
-  // names); bit 16 is kBackwardFeature here.
+  // names); bit 16 is kBackwardFeature here, so BROADCAST_KV (the ABI's bit 16)
+  // is taken as kBroadcastKvFeature (bit 17).
   FeatureBits features() const override {
     const FeatureBits taken =
         abi_ == 3 ? kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kVViewFeature | kAlibiBatchFeature : kAllFeatures;
-    return abi_ >= 2 ? (features_ & taken) | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
+    const FeatureBits broadcast = abi_ == 3 && (features_ & ATTNCHECK_FEATURE_BROADCAST_KV) ? kBroadcastKvFeature : 0;
+    return abi_ >= 2 ? (features_ & taken) | broadcast | (has_backward_ ? kBackwardFeature : 0) : kV1Features;
   }
   std::vector<std::string> declared_not_judged() const override { return not_judged_; }
   // A v3 plugin's attncheck_impl_v3::promises (0 for versions 1 and 2).

@@ -106,9 +106,10 @@ std::vector<std::string> v3_declarations_not_judged(const V3Declaration& d) {
   constexpr uint32_t kJudgedFeatures = ATTNCHECK_FEATURE_PACKED | ATTNCHECK_FEATURE_PAGED | ATTNCHECK_FEATURE_KV_FORMATS |
                                      ATTNCHECK_FEATURE_V_VIEW_OF_K;
   // ALIBI_BATCH: alibi_batch_matches_alone (forward, padded calls).
-  constexpr uint32_t kJudgedAlibiBatch = ATTNCHECK_FEATURE_ALIBI_BATCH;
+  // BROADCAST_KV: broadcast_equals_materialized (forward, padded calls).
+  constexpr uint32_t kJudgedAlibiBroadcast = ATTNCHECK_FEATURE_ALIBI_BATCH | ATTNCHECK_FEATURE_BROADCAST_KV;
   for (const V3DeclBitName& f : kV3FeatureNames)
-    if ((d.features & f.bit) && !(f.bit & (kJudgedFeatures | kJudgedAlibiBatch)))
+    if ((d.features & f.bit) && !(f.bit & (kJudgedFeatures | kJudgedAlibiBroadcast)))
       out.push_back(std::string("feature ") + f.name);
   for (const V3DeclBitName& n : kV3NumericsNames)
     if (d.numerics & n.bit) out.push_back(std::string("numerics ") + n.name);

@@ -2,6 +2,7 @@
 
 #include "impls/kernels.h"
 #include "impls/zoo/alibi_batch_members.h"
+#include "impls/zoo/broadcast_kv_members.h"
 #include "impls/zoo/kv_format_members.h"
 #include "impls/zoo/packed_members.h"
 #include "impls/zoo/paged_members.h"
@@ -77,6 +78,15 @@ BuiltinInfo paged_member(BuiltinInfo row) {
   return row;
 }
 
+// A zoo member of ABI v3's V as a view of K (MLA): reference's entries
+// (correct) but its v3 forward, with every v2 feature, PACKED and V_VIEW_OF_K
+// (not PAGED: the embedded default runs only the paged laws on a paged member).
+BuiltinInfo v_view_member(BuiltinInfo row) {
+  row = packed_member(row);
+  row.features = kAllFeatures | kPackedFeature | kVViewFeature;
+  return row;
+}
+
 // A zoo member of ABI v3's ALiBi slopes per (batch, head): reference's entries
 // (correct) but its v3 forward, with every v2 feature and ALIBI_BATCH.
 BuiltinInfo alibi_batch_member(BuiltinInfo row) {
@@ -85,12 +95,11 @@ BuiltinInfo alibi_batch_member(BuiltinInfo row) {
   return row;
 }
 
-// A zoo member of ABI v3's V as a view of K (MLA): reference's entries
-// (correct) but its v3 forward, with every v2 feature, PACKED and V_VIEW_OF_K
-// (not PAGED: the embedded default runs only the paged laws on a paged member).
-BuiltinInfo v_view_member(BuiltinInfo row) {
+// A zoo member of ABI v3's broadcast K and V: reference's entries (correct) but
+// its v3 forward, with every v2 feature and BROADCAST_KV.
+BuiltinInfo broadcast_kv_member(BuiltinInfo row) {
   row = packed_member(row);
-  row.features = kAllFeatures | kPackedFeature | kVViewFeature;
+  row.features = kAllFeatures | kBroadcastKvFeature;
   return row;
 }
 
@@ -105,7 +114,7 @@ const std::vector<BuiltinInfo>& builtins() {
        .forward = reference_forward,
        .forward_v2 = reference_forward_v2,
        .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature |
-                   kVViewFeature,
+                   kVViewFeature | kBroadcastKvFeature,
        .backward_v2 = reference_backward_v2,
        .forward_v3 = reference_forward_v3,
        .promises = kReferencePromises,
@@ -116,7 +125,7 @@ const std::vector<BuiltinInfo>& builtins() {
        .forward = naive_forward,
        .forward_v2 = naive_forward_v2,
        .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature |
-                   kVViewFeature,
+                   kVViewFeature | kBroadcastKvFeature,
        .backward_v2 = naive_backward_v2,
        .forward_v3 = naive_forward_v3,
        .promises = kReferencePromises,
@@ -127,7 +136,7 @@ const std::vector<BuiltinInfo>& builtins() {
        .forward = online_forward,
        .forward_v2 = online_forward_v2,
        .features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature |
-                   kVViewFeature,
+                   kVViewFeature | kBroadcastKvFeature,
        .backward_v2 = online_backward_v2,
        .forward_v3 = online_forward_v3,
        .promises = kReferencePromises,
@@ -322,14 +331,6 @@ const std::vector<BuiltinInfo>& builtins() {
                                     "(flash-attention#1823's virtual batch index)",
                      .forward_v3 = packed_outputs_sorted_forward_v3,
                      .pinned_laws = {"sequence_order"}}),
-      // ABI v3's ALiBi slopes per (batch, head): reference's forward with one
-      // fault of a kernel taking (batch, heads) slopes (undiagnosed:
-      // diagnose_v2_test says why).
-      alibi_batch_member({.name = "alibi_batch_first_row",
-                          .description = "with ALiBi slopes per (batch, head), every batch entry uses entry 0's row "
-                                         "of slopes: alibi_batch_stride read as 0",
-                          .forward_v3 = alibi_batch_first_row_forward_v3,
-                          .pinned_laws = {"alibi_batch_matches_alone"}}),
       // Right on every call but a packed one with a keyless sequence (and no
       // sinks): empty_sequences draws one in every case it judges, and
       // packed_equals_padded's padded twin of such a case is right.
@@ -338,6 +339,23 @@ const std::vector<BuiltinInfo>& builtins() {
                                     "no guard for an empty key range (lse -inf is right by accident)",
                      .forward_v3 = packed_keyless_rows_nan_forward_v3,
                      .pinned_laws = {"empty_sequences", "packed_equals_padded"}}),
+
+      // ABI v3's ALiBi slopes per (batch, head): reference's forward with one
+      // fault of a kernel taking (batch, heads) slopes (undiagnosed:
+      // diagnose_v2_test says why).
+      alibi_batch_member({.name = "alibi_batch_first_row",
+                          .description = "with ALiBi slopes per (batch, head), every batch entry uses entry 0's row "
+                                         "of slopes: alibi_batch_stride read as 0",
+                          .forward_v3 = alibi_batch_first_row_forward_v3,
+                          .pinned_laws = {"alibi_batch_matches_alone"}}),
+
+      // ABI v3's broadcast K and V: reference's forward with one fault of a
+      // kernel handed an expanded tensor (undiagnosed: diagnose_v2_test says why).
+      broadcast_kv_member({.name = "broadcast_stride_as_dense",
+                           .description = "a k or v view with stride 0 on its batch or kv-head axis read with dense "
+                                          "strides recomputed from the extents (pytorch/pytorch#191937)",
+                           .forward_v3 = broadcast_stride_as_dense_forward_v3,
+                           .pinned_laws = {"broadcast_equals_materialized"}}),
 
       // ABI v3's stored K and V formats: reference's forward with one fault of a
       // quantized-cache kernel (no fault model reads a stored format yet:

@@ -52,6 +52,8 @@ Law law_window_equals_mask();
 Law law_alibi_equals_bias();
 // ABI v3's ALiBi slopes per (batch, head).
 Law law_alibi_batch_matches_alone();
+// ABI v3's K and V expanded (broadcast).
+Law law_broadcast_equals_materialized();
 Law law_softcap_bounds_weights();
 Law law_sink_equals_extra_key();
 Law law_bias_row_shift_invariance();
@@ -143,6 +145,7 @@ const std::vector<Law>& all_laws() {
       law_window_equals_mask(),
       law_alibi_equals_bias(),
       law_alibi_batch_matches_alone(),
+      law_broadcast_equals_materialized(),
       law_softcap_bounds_weights(),
       law_sink_equals_extra_key(),
       law_bias_row_shift_invariance(),

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "problem/kv_broadcast.h"
 #include "problem/kv_storage.h"
 #include "problem/number_text.h"
 #include "problem/paging.h"
@@ -74,6 +75,7 @@ std::string_view feature_name(FeatureBits one_bit) {
     case kPagedFeature: return "paged";
     case kKvFormatsFeature: return "kv_formats";
     case kAlibiBatchFeature: return "alibi_batch";
+    case kBroadcastKvFeature: return "broadcast_kv";
     case kVViewFeature: return "v_view_of_k";
     case kBackwardFeature: return "backward";
   }
@@ -82,7 +84,7 @@ std::string_view feature_name(FeatureBits one_bit) {
 
 std::string feature_list(FeatureBits bits) {
   std::string s;
-  for (FeatureBits b = 1; b <= kBackwardFeature; b <<= 1)
+  for (FeatureBits b = 1; b <= kLastFeatureBit; b <<= 1)
     if ((bits & b) && !feature_name(b).empty()) {
       if (!s.empty()) s += ',';
       s += feature_name(b);
@@ -135,6 +137,7 @@ FeatureBits Problem::features() const {
   if (paged()) f |= kPagedFeature;
   if (kv_formatted()) f |= kKvFormatsFeature;
   if (alibi_per_batch()) f |= kAlibiBatchFeature;
+  if (kv_broadcast()) f |= kBroadcastKvFeature;
   if (v_view_of_k) f |= kVViewFeature;
   return f;
 }
@@ -338,6 +341,7 @@ std::string Problem::inconsistency() const {
     for (double x : *per_head)
       if (!std::isfinite(x)) return std::string(what) + " must be finite";
   }
+  if (auto msg = kv_broadcast_inconsistency(*this); !msg.empty()) return msg;
   if (alibi_batch_stride != 0 && alibi_slopes.empty()) return "alibi_batch_stride without alibi_slopes";
   if (alibi_batch_stride != 0 && alibi_batch_stride < s.heads)
     return "alibi_batch_stride " + std::to_string(alibi_batch_stride) + " is neither 0 nor at least heads (" +
@@ -368,6 +372,7 @@ std::string Problem::header() const {
   if (has_bias()) os << " bias=given";
   if (!alibi_slopes.empty()) os << " alibi=given";
   if (alibi_per_batch()) os << " alibi_batch_stride=" << alibi_batch_stride;
+  if (kv_broadcast()) os << " k_broadcast=" << k_broadcast << " v_broadcast=" << v_broadcast;
   if (!sinks.empty()) os << " sinks=given";
   if (lse_requested) os << " lse";
   if (packed_q()) os << " packed_q total_q=" << total_q;

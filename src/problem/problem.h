@@ -126,6 +126,12 @@ inline constexpr FeatureBits kAlibiBatchFeature = ATTNCHECK_FEATURE_ALIBI_BATCH;
 // treat every other feature: drawn only for implementations that offer it,
 // skipped (never passed) for those that do not.
 inline constexpr FeatureBits kBackwardFeature = 1u << 16;
+// ABI v3's K and V expanded over batch entries or kv heads (BROADCAST_KV): not
+// the ABI's bit 16, which is kBackwardFeature here, but bit 17; the plugin host
+// and the C++ API take the ABI's bit as this one. Outside kEveryFeature like
+// the other v3 bits. kLastFeatureBit: the highest bit a loop over features visits.
+inline constexpr FeatureBits kBroadcastKvFeature = 1u << 17;
+inline constexpr FeatureBits kLastFeatureBit = kBroadcastKvFeature;
 // Every bit a problem of version 2 may use: the ABI's and the backward bit.
 // (kPackedFeature is not among them: a law takes packed problems only when its
 // features name it, so the laws written before packing never see one.)
@@ -248,6 +254,26 @@ struct Problem {
   // poisoned (bytes no slope is read from). Only with alibi_slopes.
   int64_t alibi_batch_stride = 0;
 
+  // --- ABI v3: K and V expanded (docs/abi/plugin-abi-v3.md, "Broadcast K and V") ---
+  // Which axes of k's (v's) view the call sends with stride 0: bit 0 the batch
+  // axis (kKvBroadcastBatch: every entry reads entry 0's keys), bit 1 the kv-head
+  // axis (kKvBroadcastHeads: every kv head reads head 0's). k and v above keep
+  // their logical shape and hold equal values (bit for bit, padding keys too:
+  // they are the same bytes) across each such axis; the call holds one slice.
+  // Padded keys only (not packed, paged, stored in a format or a view of k),
+  // forward only (gradient views never broadcast). problem/kv_broadcast.h.
+  int64_t k_broadcast = 0, v_broadcast = 0;
+
+  // --- ABI v3: declared numerics (docs/abi/plugin-abi-v3.md, "Declared numerics") ---
+  // The ATTNCHECK_NUMERICS_* bits the implementation declares that apply to this
+  // call (problem/kv_numerics.h: Q_AS_Q8_0 with K in Q8_0 or Q4_0, KV_PRECISION
+  // with dtype f32 and K or V in F16, BF16, Q8_0 or Q4_0): the oracle's bound is
+  // widened by exactly what they admit (docs/tolerance.md, "Declared numerics").
+  // Not sent in the call (the ABI's call has no such field: the plugin knows
+  // its own declaration). 0 (neutral) otherwise; written and hashed only when
+  // not 0 (problem_fields.h), so every other case file keeps its bytes and name.
+  int64_t numerics = 0;
+
   // --- ABI v3: V as a view of K (docs/abi/plugin-abi-v3.md, "V as a view of K") ---
   // true: the call's v is k's first value_dim channels (v.data == k.data,
   // v's strides are k's; with paging both read the same pool and table).
@@ -274,6 +300,8 @@ struct Problem {
   bool paged() const { return !block_table.empty(); }
   // K or V stored in a format other than the dtype.
   bool kv_formatted() const { return k_format != KvFormat::dtype || v_format != KvFormat::dtype; }
+  // K or V expanded over batch entries or kv heads (stride 0 in the call).
+  bool kv_broadcast() const { return k_broadcast != 0 || v_broadcast != 0; }
   // ALiBi slopes per (batch, head): alibi_slopes is [batch][heads].
   bool alibi_per_batch() const { return alibi_batch_stride != 0; }
   // The ALiBi slope of query head bh (= b * heads + h); slopes must be given.

@@ -58,7 +58,11 @@ namespace attncheck {
 // alibi_batch_stride is not 0 only.
 // `v_view` (ABI v3's V as a view of K) in the file and hash of a problem whose
 // v is a view of k only.
-enum class Since : uint8_t { v1, v2, backward, packed, paged, kv_formats, alibi_batch, v_view };
+// `broadcast_kv` (ABI v3's K and V expanded) in the file and hash of a problem
+// that sends k or v with a stride of 0 only.
+// `numerics` (ABI v3's declared numerics that apply to the call) in the file and
+// hash of a problem whose numerics is not 0 only.
+enum class Since : uint8_t { v1, v2, backward, packed, paged, kv_formats, alibi_batch, v_view, broadcast_kv, numerics };
 
 struct ProblemAttrs {
   Since since = Since::v1;
@@ -202,6 +206,11 @@ struct FieldsOf<Problem> {
       field<&Problem::alibi_batch_stride>("alibi_batch_stride", ProblemAttrs{.since = Since::alibi_batch, .hash = 36}),
       // V as a view of K (MLA): how the call lays v out; the oracle reads v's values, which equal k's channels.
       field<&Problem::v_view_of_k>("v_view_of_k", ProblemAttrs{.since = Since::v_view, .hash = 37, .oracle = false}),
+      // K and V expanded: which axes the call sends with stride 0 (the oracle reads the values).
+      field<&Problem::k_broadcast>("k_broadcast", ProblemAttrs{.since = Since::broadcast_kv, .hash = 38, .oracle = false}),
+      field<&Problem::v_broadcast>("v_broadcast", ProblemAttrs{.since = Since::broadcast_kv, .hash = 39, .oracle = false}),
+      // The declared numerics bits that apply to the call: the oracle's bound widens by them.
+      field<&Problem::numerics>("numerics", ProblemAttrs{.since = Since::numerics, .hash = 40}),
   };
 };
 static_assert(fields_complete<Problem>(), "a member of Problem is missing from its field list");

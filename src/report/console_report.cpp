@@ -87,7 +87,8 @@ std::string coverage(const ImplementationResult& i) {
   // ABI v3's features (packed, paged, kv_formats) apart from version 2's: a reader asks which version's
   // calls were judged. Bits 11 to 13 are the ABI's; bit 16 is the backward bit here, not v3's
   // BROADCAST_KV, and gradients are version 2's.
-  constexpr FeatureBits v3_bits = kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kVViewFeature;
+  constexpr FeatureBits v3_bits = kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kVViewFeature |
+                                  kBroadcastKvFeature;
   if (features & ~kV1Features & ~v3_bits) s += "; ABI v2 features " + feature_list(features & ~kV1Features & ~v3_bits);
   if (features & v3_bits) s += "; ABI v3 features " + feature_list(features & v3_bits);
   if (!i.accepted_shapes.empty()) s += "; accepts only " + shown(i.accepted_shapes);

@@ -31,7 +31,7 @@ nlohmann::ordered_json law_to_json(const LawResult& l) {
   // Extension: the ABI v2 features the judged cases used ("gqa", "strides", ...).
   if (l.run.features) {
     nlohmann::ordered_json f = nlohmann::ordered_json::array();
-    for (FeatureBits b = 1; b <= kBackwardFeature; b <<= 1)
+    for (FeatureBits b = 1; b <= kLastFeatureBit; b <<= 1)
       if (l.run.features & b) f.push_back(std::string(feature_name(b)));
     j["features"] = f;
   }

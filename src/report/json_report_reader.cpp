@@ -165,7 +165,7 @@ LawResult read_law(const json& j, const std::string& where, const std::string& f
   if (f.has("features"))
     for (const std::string& n : f.texts("features")) {
       FeatureBits bit = 0;
-      for (FeatureBits b = 1; b <= kBackwardFeature; b <<= 1)
+      for (FeatureBits b = 1; b <= kLastFeatureBit; b <<= 1)
         if (feature_name(b) == n) bit = b;
       if (!bit) f.fail("features", "\"" + n + "\" is not a feature");
       l.run.features |= bit;

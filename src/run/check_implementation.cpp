@@ -82,7 +82,7 @@ void fail_refused_features(ImplementationResult& r) {
     answered |= l.run.answered_features;
     refused |= l.run.refused_features;
   }
-  for (FeatureBits bit = 1; bit <= kBackwardFeature; bit <<= 1) {
+  for (FeatureBits bit = 1; bit <= kLastFeatureBit; bit <<= 1) {
     if (!(refused & bit) || (answered & bit)) continue;
     const std::string message =
         "declares " + feature_list(bit) + (bit == kBackwardFeature ? " (its backward is not NULL)" : "") +

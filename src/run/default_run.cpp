@@ -29,6 +29,9 @@ std::vector<Target> default_targets(bool default_catalogue) {
     // on every call whose slopes are version 2's [heads].
     const bool alibi_batch_only = b.kind == BuiltinKind::zoo && (b.features & kAlibiBatchFeature) && b.forward_v3 &&
                                   reference && b.forward_v2 == reference->forward_v2;
+    // And a member of ABI v3's broadcast K and V: reference's on every dense call.
+    const bool broadcast_only = b.kind == BuiltinKind::zoo && (b.features & kBroadcastKvFeature) && b.forward_v3 &&
+                                reference && b.forward_v2 == reference->forward_v2;
     targets.push_back(Target{
         .name = name,
         .source = "builtin:" + name,
@@ -38,6 +41,7 @@ std::vector<Target> default_targets(bool default_catalogue) {
         .only_laws_requiring = forward_is_references ? kBackwardFeature
                                : paged_only          ? kPagedFeature
                                : alibi_batch_only    ? kAlibiBatchFeature
+                               : broadcast_only      ? kBroadcastKvFeature
                                                      : FeatureBits{0},
         .only_reason = breaks_a_promise
                            ? "not run in the embedded default: " + name + " is as accurate as the references but for "
@@ -50,6 +54,9 @@ std::vector<Target> default_targets(bool default_catalogue) {
                        : alibi_batch_only
                            ? "not run in the embedded default: " + name + " is reference's on every call with version "
                                  "2's ALiBi slopes; only the laws about slopes per (batch, head) run"
+                       : broadcast_only
+                           ? "not run in the embedded default: " + name + " is reference's on every call with dense k "
+                                 "and v; only the laws about broadcast K and V run"
                            : std::string(),
         .only_laws_promising = breaks_a_promise ? b.promises : 0u,
         .extra_laws = default_catalogue ? pinned_opt_in_laws(b) : std::vector<const Law*>{},

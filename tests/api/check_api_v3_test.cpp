@@ -155,6 +155,21 @@ TEST(CheckApiV3, BackwardTakesTheV3Call) {
   EXPECT_GT(*backward_calls, 0);
 }
 
+// BROADCAST_KV (the ABI's bit 16, the checker's backward bit inside) reaches the
+// laws as broadcast K and V: reference's forward passes broadcast_equals_materialized.
+TEST(CheckApiV3, BroadcastKvIsJudged) {
+  const auto fwd = [](const attncheck_call_v3* c, char* err, size_t n) {
+    return find_builtin("reference")->forward_v3(c, err, n);
+  };
+  const attncheck::Report r = attncheck::check(
+      attncheck::make_callable(fwd), v3_options({"broadcast_equals_materialized"}, kV2Features | ATTNCHECK_FEATURE_BROADCAST_KV));
+  EXPECT_TRUE(r.passed()) << r.text();
+  const attncheck::LawOutcome* l = r.law("broadcast_equals_materialized");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->status, attncheck::Status::pass) << l->message;
+  EXPECT_GE(l->judged, 10);
+}
+
 // What no law judges yet, and what the spec refuses, is a UsageError naming it.
 TEST(CheckApiV3, DeclarationsThatCannotBeJudgedAreUsageErrors) {
   const auto fwd = [](const attncheck_call_v3* c, char* err, size_t n) {
@@ -169,8 +184,9 @@ TEST(CheckApiV3, DeclarationsThatCannotBeJudgedAreUsageErrors) {
     return "(no error)";
   };
   const attncheck::Callable v3 = attncheck::make_callable(fwd);
-  EXPECT_NE(words_of(v3, v3_options({"matches_oracle"}, kV2Features | ATTNCHECK_FEATURE_BROADCAST_KV))
-                .find("feature broadcast_kv, which this version of attncheck does not judge yet"),
+  // Every version-3 feature is judged now (BROADCAST_KV last, by broadcast_equals_materialized:
+  // CheckApiV3.BroadcastKvIsJudged); a bit no feature names is refused.
+  EXPECT_NE(words_of(v3, v3_options({"matches_oracle"}, kV2Features | (1u << 17))).find("no ATTNCHECK_FEATURE_* of ABI version 3 names"),
             std::string::npos);
   EXPECT_NE(words_of(v3, v3_options({"matches_oracle"}, kV2Features, ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD))
                 .find("Options declares promises 0x2 with ATTNCHECK_PROMISE_DETERMINISTIC_BACKWARD, and its backward is NULL"),

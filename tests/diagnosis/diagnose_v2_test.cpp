@@ -81,6 +81,10 @@ const std::map<std::string, FeatureBits>& needs() {
 // 2's [heads] slopes, which is all the v2 fault models are drawn and judged on here; its
 // fault needs a call whose rows of slopes differ, and alibi_batch_matches_alone's message
 // names the batch entry, the stride and the element that differ from the entry alone.
+// broadcast_stride_as_dense (ABI v3 broadcast K and V): right on every call with dense k
+// and v, which is all the v2 fault models are drawn and judged on; its fault is in how
+// the call's strides are read, not in the values a model predicts from, and
+// broadcast_equals_materialized's message names the expanded axes and the element.
 // v_view_row_stride_by_value_dim (ABI v3 V as a view of K): no fault model reads the call's
 // strides (a model predicts from the keys and values as the oracle reads them, and the
 // view's values are v's); mla_matches_oracle's message names the view's channels and the element.
@@ -91,7 +95,7 @@ const std::set<std::string> kUndiagnosedMembers = {"v_view_row_stride_by_value_d
                                                    "paged_last_page_unmasked",   "paged_path_by_page_number",
                                                    "paged_alias_length_overwritten",
                                                    "paged_slot_stride_from_head", "paged_extra_page_on_boundary",
-                                                   "alibi_batch_first_row"};
+                                                   "alibi_batch_first_row",      "broadcast_stride_as_dense"};
 // Members diagnosed outside the v2 fault models: path_by_alignment, whose last bits
 // follow its buffers' alignment (diagnosis/promise_diagnosis.h: it makes no wrong value
 // for a model to predict). Left out of members() too; their rows carry the words, which

@@ -112,13 +112,15 @@ TEST(PluginHostV3, BackwardIsCalledThroughV3) {
 TEST(PluginHostV3, DeclarationsBeyondV2AreLoadedAndNamedAsNotJudged) {
   auto impl = load("echo_declares_v3");
   ASSERT_TRUE(impl);
-  // Version 2's bits, PACKED, PAGED, KV_FORMATS and ALIBI_BATCH (judged by the
-  // packed and paged laws, quantized_matches_oracle and alibi_batch_matches_alone)
-  // reach the laws, with the formats offered: no problem uses BROADCAST_KV yet,
-  // and bit 16 (BROADCAST_KV) must not read as kBackwardFeature.
-  EXPECT_EQ(impl->features(), kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature);
+  // Version 2's bits, PACKED, PAGED, KV_FORMATS, ALIBI_BATCH and BROADCAST_KV
+  // (judged by the packed and paged laws, quantized_matches_oracle,
+  // alibi_batch_matches_alone, broadcast_equals_materialized) reach the laws,
+  // with the formats offered; bit 16 (BROADCAST_KV) reads as
+  // kBroadcastKvFeature, never as kBackwardFeature.
+  EXPECT_EQ(impl->features(),
+            kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kBroadcastKvFeature);
   EXPECT_EQ(impl->kv_formats(), (1u << ATTNCHECK_KV_INT4) | (1u << ATTNCHECK_KV_Q8_0) | (1u << ATTNCHECK_KV_Q4_0));
-  const std::vector<std::string> want = {"feature broadcast_kv", "numerics q_as_q8_0"};
+  const std::vector<std::string> want = {"numerics q_as_q8_0"};
   EXPECT_EQ(impl->declared_not_judged(), want);
   // Its promises (DETERMINISTIC | BATCH_INVARIANT) reach the laws, which judge them: not named above.
   EXPECT_EQ(impl->promises(), ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT);
