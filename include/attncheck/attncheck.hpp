@@ -70,6 +70,11 @@ struct Options {
   // (DETERMINISTIC, DETERMINISTIC_BACKWARD, BATCH_INVARIANT), which the
   // promise laws (rerun_bit_identical, backward_rerun_bit_identical, batch_invariance) then demand bit for bit (docs/abi/plugin-abi-v3.md).
   uint32_t promises = 0;
+  // ABI v3 callables with ATTNCHECK_FEATURE_KV_FORMATS: the stored formats of K
+  // and V it takes, bit (1u << f) per attncheck_kv_format f (the v3 plugin's
+  // kv_formats); the checker sends each for K and for V, mixed, and fails one
+  // refused on every call that uses it (docs/abi/plugin-abi-v3.md).
+  uint32_t kv_formats = 0;
   int min_judged = 20;            // fewer judged cases: insufficient, which fails (as --min-judged)
   bool allow_insufficient = false;
   double shrink_seconds = 10;     // shrinking a failure stops after this long

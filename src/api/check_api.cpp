@@ -67,7 +67,8 @@ uint32_t api_judged_v3_features() {
 // the spec refuses, and what no law judges yet (its verdict could not cover
 // it), are UsageErrors naming the field.
 void check_v3_declaration(const Callable& c, const Options& o) {
-  const V3Declaration d{.features = o.features, .promises = o.promises, .has_backward = bool(c.backward_v3)};
+  const V3Declaration d{
+      .features = o.features, .kv_formats = o.kv_formats, .promises = o.promises, .has_backward = bool(c.backward_v3)};
   if (std::string why = v3_declaration_refusal(d); !why.empty()) {
     const std::string plugin = "attncheck_plugin_v3() declares ";
     if (why.rfind(plugin, 0) == 0) why = "Options declares " + why.substr(plugin.size());
@@ -101,6 +102,9 @@ std::unique_ptr<InProcessImplementation> implementation_of(const Callable& c, co
   if (o.promises && !c.forward_v3)
     throw UsageError("attncheck::check: Options::promises is for a v3 callable (promises are ABI version 3's); "
                      "this one takes v" + std::string(c.forward ? "1" : "2") + " calls");
+  if (o.kv_formats && !c.forward_v3)
+    throw UsageError("attncheck::check: Options::kv_formats is for a v3 callable (stored K/V formats are ABI "
+                     "version 3's); this one takes v" + std::string(c.forward ? "1" : "2") + " calls");
   if (c.backward_v3 && !c.forward_v3)
     throw UsageError("attncheck::check: a v3 backward needs a v3 forward (attncheck::with_backward)");
   std::unique_ptr<InProcessImplementation> impl;
@@ -124,6 +128,7 @@ std::unique_ptr<InProcessImplementation> implementation_of(const Callable& c, co
     impl->set_forward_v3(c.forward_v3);
     if (c.backward_v3) impl->set_backward_v3(c.backward_v3);
     impl->set_promises(o.promises);
+    impl->set_kv_formats(o.kv_formats);
   } else {
     throw UsageError("attncheck::check: the Callable is empty (no forward)");
   }

@@ -171,6 +171,30 @@ TEST(CheckApiV3, BroadcastKvIsJudged) {
 }
 
 // What no law judges yet, and what the spec refuses, is a UsageError naming it.
+// Stored K/V formats declared in Options::kv_formats reach the callable and are
+// judged: reference's v3 entry passes quantized_matches_oracle on them (and gets
+// calls in both formats), kv_scale_ignored's fails it.
+TEST(CheckApiV3, DeclaredKvFormatsAreSentAndJudged) {
+  constexpr uint32_t kInt8AndQ8 = (1u << ATTNCHECK_KV_INT8) | (1u << ATTNCHECK_KV_Q8_0);
+  auto seen = std::make_shared<uint32_t>(0);
+  const auto counting = [seen](const attncheck_call_v3* c, char* err, size_t n) {
+    *seen |= (1u << c->k_format) | (1u << c->v_format);
+    return find_builtin("reference")->forward_v3(c, err, n);
+  };
+  attncheck::Options o = v3_options({"quantized_matches_oracle", "matches_oracle"}, kV2Features | ATTNCHECK_FEATURE_KV_FORMATS);
+  o.kv_formats = kInt8AndQ8;
+  const attncheck::Report r = attncheck::check(counting, o);
+  EXPECT_TRUE(r.passed()) << r.text();
+  EXPECT_GE(r.law("quantized_matches_oracle")->judged, 10) << r.text();
+  EXPECT_EQ(*seen & kInt8AndQ8, kInt8AndQ8);
+  EXPECT_EQ(*seen & ~(kInt8AndQ8 | 1u), 0u) << "a format not offered was sent";
+
+  const attncheck::Report bad = attncheck::check(
+      [](const attncheck_call_v3* c, char* err, size_t n) { return find_builtin("kv_scale_ignored")->forward_v3(c, err, n); },
+      o);
+  EXPECT_EQ(bad.law("quantized_matches_oracle")->status, attncheck::Status::fail) << bad.text();
+}
+
 TEST(CheckApiV3, DeclarationsThatCannotBeJudgedAreUsageErrors) {
   const auto fwd = [](const attncheck_call_v3* c, char* err, size_t n) {
     return find_builtin("reference")->forward_v3(c, err, n);
@@ -203,6 +227,15 @@ TEST(CheckApiV3, DeclarationsThatCannotBeJudgedAreUsageErrors) {
   EXPECT_NE(words_of(two, v3_options({"matches_oracle"}, kV2Features | ATTNCHECK_FEATURE_PACKED))
                 .find("take const attncheck_call_v3*"),
             std::string::npos);
+  attncheck::Options formats = v3_options({"matches_oracle"}, kV2Features);
+  formats.kv_formats = 1u << ATTNCHECK_KV_INT8;
+  EXPECT_NE(words_of(two, formats).find("Options::kv_formats is for a v3 callable"), std::string::npos);
+  EXPECT_NE(words_of(v3, formats).find("kv_formats 0x20 without ATTNCHECK_FEATURE_KV_FORMATS"), std::string::npos)
+      << words_of(v3, formats);
+  formats.features |= ATTNCHECK_FEATURE_KV_FORMATS;
+  formats.kv_formats = 0;
+  EXPECT_NE(words_of(v3, formats).find("ATTNCHECK_FEATURE_KV_FORMATS with kv_formats 0x0"), std::string::npos)
+      << words_of(v3, formats);
 }
 
 }  // namespace
