@@ -16,7 +16,7 @@ import numpy as np
 # attncheck_features names -> the ABI's ATTNCHECK_FEATURE_* bits (plugin_v2.h, and
 # plugin_v3.h for version 3's). A version-3 feature is named here once the bridge passes
 # its fields (call_arrays.cpp's keyword table) and the checker judges it: "packed"
-# and "paged" today; the K/V formats join with their fields.
+# "paged" and "kv_formats" (with fn.attncheck_kv_formats naming the formats).
 FEATURE_BITS = {
     "gqa": 1 << 2,
     "lengths": 1 << 4,
@@ -28,7 +28,13 @@ FEATURE_BITS = {
     "lse": 1 << 10,
     "packed": 1 << 12,
     "paged": 1 << 11,
+    "kv_formats": 1 << 13,
 }
+
+# attncheck_kv_formats names -> the kv_formats bits (1 << attncheck_kv_format, plugin_v3.h):
+# the stored formats of K and V a function with "kv_formats" takes (docs/python.md).
+KV_FORMAT_BITS = {name: 1 << f for f, name in enumerate(
+    ("dtype", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "q8_0", "q4_0"))}
 
 # attncheck_promises names -> the ABI's ATTNCHECK_PROMISE_* bits (plugin_v3.h).
 PROMISE_BITS = {
@@ -118,7 +124,8 @@ def load(target):
     if not callable(fn):
         raise LoadError(f"{spec}:{name} is a {type(fn).__name__}, not a function")
     backward = _backward(fn, target)
-    return fn, _feature_bits(fn, target), _takes_torch(fn, target), backward, _promise_bits(fn, target, backward)
+    return (fn, _feature_bits(fn, target), _takes_torch(fn, target), backward, _promise_bits(fn, target, backward),
+            _named_bits(fn, target, "attncheck_kv_formats", KV_FORMAT_BITS, "{'int8', 'q8_0'}"))
 
 
 def _backward(fn, target):

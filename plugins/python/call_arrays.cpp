@@ -73,6 +73,63 @@ PyObject* side_tensor(const attncheck_call_v3& c, const attncheck_view& v, bool 
   return view_of(v.data, 3, dims, stride, element_bytes(c.v2.dtype), npy_type(c.v2.dtype));
 }
 
+// A stored format's codes (ABI v3, KV_FORMATS) as the function gets them:
+// [n0, n1, rows, X], or [total, heads, X] packed, where a row is X items of
+// the NumPy type below. Strides count units (plugin_v3.h): one uint16 (f16,
+// bf16), one byte (fp8, int8; int4's byte holds two channels), one block of 32
+// channels (q8_0 34 bytes, q4_0 18), and a row's units are consecutive.
+struct StoredKind {
+  int type;            // NumPy type of an item: float16, int8 or uint8 (bf16: float32 copies)
+  int64_t unit_bytes;  // bytes of one unit
+  int64_t channels;    // channels of one unit
+};
+StoredKind stored_kind(attncheck_kv_format f) {
+  switch (f) {
+    case ATTNCHECK_KV_F16: return {NPY_FLOAT16, 2, 1};
+    case ATTNCHECK_KV_BF16: return {NPY_FLOAT32, 2, 1};
+    case ATTNCHECK_KV_INT8: return {NPY_INT8, 1, 1};
+    case ATTNCHECK_KV_INT4: return {NPY_UINT8, 1, 2};
+    case ATTNCHECK_KV_Q8_0: return {NPY_UINT8, 34, 32};
+    case ATTNCHECK_KV_Q4_0: return {NPY_UINT8, 18, 32};
+    default: return {NPY_UINT8, 1, 1};  // fp8 e4m3 and e5m2: the code bytes
+  }
+}
+
+PyObject* stored_tensor(attncheck_kv_format f, const attncheck_view& v, bool packed, int64_t n0, int64_t n1,
+                        int64_t rows, int64_t dim) {
+  const StoredKind k = stored_kind(f);
+  const int64_t units = dim / k.channels;
+  const bool blocks = k.unit_bytes > 2 || f == ATTNCHECK_KV_INT4;  // a row of bytes
+  const int64_t items = blocks ? units * k.unit_bytes : units;
+  const std::size_t item_bytes = blocks ? 1 : static_cast<std::size_t>(k.unit_bytes);
+  const int64_t per_unit = blocks ? k.unit_bytes : 1;  // items per unit step of a stride
+  if (packed) {
+    const npy_intp dims[3] = {n0, n1, items};
+    const int64_t stride[3] = {v.stride[2] * per_unit, v.stride[1] * per_unit, 1};
+    if (f == ATTNCHECK_KV_BF16) return bf16_as_float32(v.data, 3, dims, stride);
+    return view_of(v.data, 3, dims, stride, item_bytes, k.type);
+  }
+  const npy_intp dims[4] = {n0, n1, rows, items};
+  const int64_t stride[4] = {v.stride[0] * per_unit, v.stride[1] * per_unit, v.stride[2] * per_unit, 1};
+  if (f == ATTNCHECK_KV_BF16) return bf16_as_float32(v.data, 4, dims, stride);
+  return view_of(v.data, 4, dims, stride, item_bytes, k.type);
+}
+
+const char* kv_format_name(attncheck_kv_format f) {
+  static const char* const kNames[] = {"dtype", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "q8_0", "q4_0"};
+  const int i = static_cast<int>(f);
+  return i >= 0 && i < 9 ? kNames[i] : "unknown";
+}
+
+// A scale (plugin_v3.h's attncheck_scale: channel c of kv head h of batch entry
+// b at data[b*stride[0] + h*stride[1] + c*stride[2]], strides 0 broadcasting)
+// as a read-only float32 [batch, kv_heads, dim] view, or None.
+PyObject* scale_or_none(const attncheck_scale& s, int64_t batch, int64_t kv_heads, int64_t dim) {
+  if (!s.data) Py_RETURN_NONE;
+  const npy_intp dims[3] = {batch, kv_heads, dim};
+  return view_of(s.data, 3, dims, s.stride, 4, NPY_FLOAT32);
+}
+
 // A read-only [n] view of int32 or float32 values, or None for NULL.
 PyObject* vector_or_none(const void* data, int64_t n, int type) {
   if (!data) Py_RETURN_NONE;
@@ -116,9 +173,7 @@ bool put(PyObject* kwargs, const char* name, PyObject* value) {
 }
 
 // Version 3's keywords, one row per feature that adds fields (docs/python.md):
-// each is passed only when the function declares the feature. KV_FORMATS
-// (k_format, v_format, k_scale, v_scale) joins as a row when the bridge passes
-// stored codes.
+// each is passed only when the function declares the feature.
 bool packed_keywords(const attncheck_call_v3& c, PyObject* kw) {
   // q_len and kv_len are the slots' bounds (max_seqlen_q/k): a packed q has no
   // q_len axis, and the mask, the bias and the returned lse keep [.., q_len, ..].
@@ -152,9 +207,21 @@ bool paged_keywords(const attncheck_call_v3& c, PyObject* kw) {
          put(kw, "kv_len", PyLong_FromLongLong(c.v2.kv_len));
 }
 
+// KV_FORMATS: k_format and v_format by name ("dtype", "f16", ..., "q4_0"),
+// k_scale and v_scale (float32 [batch, kv_heads, head_dim | value_dim], or
+// None for an unscaled format); k and v themselves are then their codes
+// (stored_tensor).
+bool kv_format_keywords(const attncheck_call_v3& c, PyObject* kw) {
+  return put(kw, "k_format", PyUnicode_FromString(kv_format_name(c.k_format))) &&
+         put(kw, "v_format", PyUnicode_FromString(kv_format_name(c.v_format))) &&
+         put(kw, "k_scale", scale_or_none(c.k_scale, c.v2.batch, c.v2.kv_heads, c.v2.head_dim)) &&
+         put(kw, "v_scale", scale_or_none(c.v_scale, c.v2.batch, c.v2.kv_heads, c.v2.value_dim));
+}
+
 constexpr V3Keywords kV3Keywords[] = {
     {ATTNCHECK_FEATURE_PACKED, packed_keywords},
     {ATTNCHECK_FEATURE_PAGED, paged_keywords},
+    {ATTNCHECK_FEATURE_KV_FORMATS, kv_format_keywords},
 };
 
 }  // namespace
@@ -165,12 +232,17 @@ bool call_arguments(const attncheck_call_v3& c3, unsigned features, CallArgument
   Ref q(side_tensor(c3, c.q, packed_q, c3.total_q, c.heads, c.q_len, c.head_dim));
   // Paged k and v: the page pool [num_pages, kv_heads, page_size, dim] (axis 0
   // the page, axis 2 the slot, in the views' own strides: HND and NHD alike).
-  auto kv = [&](const attncheck_view& view, int64_t dim) {
+  // Stored formats: the codes (stored_tensor).
+  auto kv = [&](const attncheck_view& view, attncheck_kv_format f, int64_t dim) {
+    if (f != ATTNCHECK_KV_DTYPE)
+      return c3.block_table ? stored_tensor(f, view, false, c3.num_pages, c.kv_heads, c3.page_size, dim)
+             : packed_k     ? stored_tensor(f, view, true, c3.total_k, c.kv_heads, 0, dim)
+                            : stored_tensor(f, view, false, c.batch, c.kv_heads, c.kv_len, dim);
     return c3.block_table ? tensor(c.dtype, view, c3.num_pages, c.kv_heads, c3.page_size, dim)
                           : side_tensor(c3, view, packed_k, c3.total_k, c.kv_heads, c.kv_len, dim);
   };
-  Ref k(kv(c.k, c.head_dim));
-  Ref v(kv(c.v, c.value_dim));
+  Ref k(kv(c.k, c3.k_format, c.head_dim));
+  Ref v(kv(c.v, c3.v_format, c.value_dim));
   if (!q || !k || !v) return false;
   out.args = Ref(PyTuple_Pack(3, q.get(), k.get(), v.get()));
   out.kwargs = Ref(PyDict_New());

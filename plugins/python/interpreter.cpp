@@ -133,8 +133,9 @@ bool start(const std::string& target_text, Target& target, std::string& error) {
     return false;
   }
   Ref loaded(PyObject_CallMethod(runtime.get(), "load", "s", target_text.c_str()));
-  PyObject *fn = nullptr, *bits = nullptr, *torch = nullptr, *backward = nullptr, *promises = nullptr;
-  if (!loaded || !PyArg_ParseTuple(loaded.get(), "OOOOO", &fn, &bits, &torch, &backward, &promises)) {
+  PyObject *fn = nullptr, *bits = nullptr, *torch = nullptr, *backward = nullptr, *promises = nullptr,
+           *formats = nullptr;
+  if (!loaded || !PyArg_ParseTuple(loaded.get(), "OOOOOO", &fn, &bits, &torch, &backward, &promises, &formats)) {
     error = take_exception(runtime.get());
     return false;
   }
@@ -143,6 +144,7 @@ bool start(const std::string& target_text, Target& target, std::string& error) {
   if (backward != Py_None) target.backward = Py_NewRef(backward);
   target.features = static_cast<unsigned>(PyLong_AsUnsignedLong(bits));
   target.promises = static_cast<unsigned>(PyLong_AsUnsignedLong(promises));
+  target.kv_formats = static_cast<unsigned>(PyLong_AsUnsignedLong(formats));
   target.takes_torch = PyObject_IsTrue(torch) == 1;
   target.runtime = runtime.release();
   target.name = target_text;

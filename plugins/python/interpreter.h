@@ -16,6 +16,7 @@ struct Target {
   PyObject* runtime = nullptr;   // the module _attncheck_bridge (bridge_runtime.py)
   unsigned features = 0;         // ATTNCHECK_FEATURE_* bits (v2's and v3's) from fn.attncheck_features
   unsigned promises = 0;         // ATTNCHECK_PROMISE_* bits from fn.attncheck_promises
+  unsigned kv_formats = 0;       // bit (1 << attncheck_kv_format) per name of fn.attncheck_kv_formats
   bool takes_torch = false;      // fn.attncheck_tensors == "torch"
   std::string name;              // the target text, MODULE_OR_FILE:FUNCTION
 };

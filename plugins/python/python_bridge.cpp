@@ -167,7 +167,7 @@ attncheck_impl_v3 g_impl_v3;
 // deterministic_backward without a backward).
 extern "C" __attribute__((visibility("default"))) const attncheck_impl_v3* attncheck_plugin_v3(void) {
   if (!loaded()) return nullptr;
-  g_impl_v3 = {ATTNCHECK_ABI_VERSION_3, kAlwaysDeclared | g_target.features, 0, 0, g_target.promises,
+  g_impl_v3 = {ATTNCHECK_ABI_VERSION_3, kAlwaysDeclared | g_target.features, g_target.kv_formats, 0, g_target.promises,
                g_target.name.c_str(), forward_v3, g_target.backward ? backward_v3 : nullptr};
   return &g_impl_v3;
 }

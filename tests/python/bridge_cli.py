@@ -53,6 +53,8 @@ NO_GRAD = [a for law in GRAD_LAWS for a in ("--skip-law", law)]
 GRAD_RUN = ["--cases", "20", "--min-judged", "10"]
 # ABI v3's packed laws (src/laws/), for a function that declares "packed".
 PACKED_LAWS = ["packed_equals_padded", "slack_inert_and_untouched", "empty_sequences"]
+# ABI v3's stored-format laws, for a function that declares "kv_formats".
+FORMAT_LAWS = ["quantized_matches_oracle", "scale_power_of_two", "equal_values_across_formats", "dead_codes_inert"]
 # ABI v3's paged laws, for a function that declares "paged".
 PAGED_LAWS = ["paged_equals_contiguous", "page_permutation_bit_identical", "page_size_independence",
               "dead_page_bytes_inert", "unread_table_entries_inert", "page_alias_equals_copy"]
@@ -256,6 +258,24 @@ elif scenario == "paged-fault":
     expect(rc == 1 and got["packed_equals_padded"]["status"] == "pass", "unpaged keys are right", out)
     for law in PAGED_LAWS:
         expect(got[law]["status"] == "fail", f"{law} fails", out)
+elif scenario == "kv-formats-passes":
+    # ABI v3's stored K/V formats through the bridge: "kv_formats" declared with every format
+    # in fn.attncheck_kv_formats; k and v arrive as their codes, k_format, v_format, k_scale,
+    # v_scale as keywords (the fixture decodes each exactly).
+    laws = FORMAT_LAWS + ["matches_oracle"]
+    rc, got, out = run(fixture("kv_formats.py:quantized_attention"), "--seed", "5", "--cases", "30",
+                       "--min-judged", "10", *[a for law in laws for a in ("--law", law)])
+    expect(rc == 0, "a correct NumPy attention over stored formats passes the format laws", out)
+    for law in laws:
+        expect(got[law]["status"] == "pass" and got[law]["judged"] >= 10, f"{law} judged >= 10 cases: {got[law]}", out)
+elif scenario == "kv-formats-fault":
+    # The same, reading fp8, int8 and int4 codes without their scales (flashinfer#4979): caught
+    # at seeds 1, 2, 3 and 5 by the 1st to 3rd case, the layout fault named.
+    rc, got, out = run(fixture("kv_formats.py:scale_ignored"), "--seed", "5", "--min-judged", "10",
+                       "--law", "matches_oracle", "--law", "quantized_matches_oracle")
+    l = got["quantized_matches_oracle"]
+    expect(rc == 1 and got["matches_oracle"]["status"] == "pass", "K and V in the dtype are right", out)
+    expect(l["status"] == "fail" and "scales ignored" in l["message"], f"the ignored scale named: {l}", out)
 elif scenario == "promises":
     rc, got, out = run(fixture("promises.py:drifts"), "--seed", "5", "--cases", "30", "--min-judged", "10",
                        "--dtype", "f32,f64", "--law", "matches_oracle", "--law", "rerun_bit_identical")
