@@ -61,7 +61,7 @@ for name in ("softcap_bounds_weights", "logit_shift_invariance", "weights_sum_to
 # reason (tests/core/promise_laws_test.cpp, packed_call_test.cpp and paged_call_test.cpp
 # judge them on kernels that declare them); any other skip, or a skip for a version-2
 # feature, fails here.
-V3_FEATURES = {"packed", "paged", "kv_formats", "v_view_of_k"}  # problem.cpp's feature_list names of ABI version 3's features
+V3_FEATURES = {"packed", "paged", "kv_formats", "v_view_of_k", "alibi_batch", "broadcast_kv"}  # problem.cpp's feature_list names of ABI version 3's features
 # The laws of ABI version 3's promises, by the spec's names (docs/abi/plugin-abi-v3.md, "Promises").
 PROMISE_LAWS = {"rerun_bit_identical", "backward_rerun_bit_identical", "batch_invariance"}
 
@@ -99,6 +99,9 @@ for name in ("packed_equals_padded", "slack_inert_and_untouched", "empty_sequenc
     expect(name in laws and v3_feature_not_declared(laws[name]), f"{name}: {laws.get(name)}")
 # V as a view of K's laws (about V_VIEW_OF_K, which a version-2 plugin cannot declare) likewise.
 for name in ("mla_matches_oracle", "v_view_equals_copy"):
+    expect(name in laws and v3_feature_not_declared(laws[name]), f"{name}: {laws.get(name)}")
+# ALiBi per (batch, head)'s and broadcast K and V's laws (ALIBI_BATCH, BROADCAST_KV) likewise.
+for name in ("alibi_batch_matches_alone", "broadcast_equals_materialized"):
     expect(name in laws and v3_feature_not_declared(laws[name]), f"{name}: {laws.get(name)}")
 for line in short:
     print(line, file=sys.stderr)
