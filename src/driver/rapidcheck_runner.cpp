@@ -200,6 +200,14 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
                      impl.name() + " does not declare (attncheck_impl_v3::promises)";
     return report;
   }
+  if (law.formats_needed)
+    if (const std::string needs = law.formats_needed(impl.kv_formats()); !needs.empty()) {
+      report.status = LawStatus::skipped;
+      report.skip_reason = SkipReason::not_applicable;
+      report.message = "not applicable: the law needs " + needs + " in kv_formats, which " + impl.name() +
+                       " does not declare (attncheck_impl_v3::kv_formats)";
+      return report;
+    }
   const rc::Gen<std::shared_ptr<const Problem>> problems = gen_shared_problem(gen);
   NotingImplementation noting(impl, options.gen);
 

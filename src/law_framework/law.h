@@ -92,6 +92,13 @@ struct Law {
   // implementation that does not make them is skipped with the reason, never
   // passed; one that does is judged on every drawn case.
   uint32_t required_promises = 0;
+  // ABI version 3's stored formats (Implementation::kv_formats, bit 1u << f):
+  // "" when the formats an implementation offers let the law judge it, else
+  // what it needs ("a pair of formats that hold the same values ..."): it is
+  // then skipped with that reason before any call, as for a feature it does
+  // not declare, rather than after every drawn case turned out not applicable
+  // (equal_values_across_formats without a pair of partner formats). Unset: any.
+  std::function<std::string(uint32_t kv_formats)> formats_needed;
   // Cheap laws run in the fuzzers on every input; expensive ones do not.
   bool cheap = true;
   // Run when no --law is named. A law that asks more of an implementation than

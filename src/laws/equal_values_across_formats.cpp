@@ -6,7 +6,8 @@
 // call as F32. Each pair decodes to identical doubles (docs/kv-formats.md, point 2), so the
 // two calls have the same oracle; they must agree within the sum of their bounds, with no
 // NaN in one only. A pair whose partner format the implementation does not offer is not
-// judged; a case with no judged pair is not applicable. When the calls disagree, the message
+// judged (an implementation offering no pair is skipped with that reason, Law::formats_needed);
+// a case with no judged pair is not applicable. When the calls disagree, the message
 // names the layout fault (law_framework/kv_layout_faults.h) that explains either output:
 // nibbles read as halves or as pairs, FNUZ, an ignored scale.
 //
@@ -42,6 +43,14 @@ Law law_equal_values_across_formats() {
     for (DType t : g.dtypes)
       if (t != DType::f64) stored.push_back(t);
     if (!stored.empty()) g.dtypes = stored;
+  };
+  // Judged only for an implementation that offers a pair (F16's partner, F32, is the dtype).
+  law.formats_needed = [](uint32_t offered) {
+    auto has = [&](KvFormat f) { return (offered & (1u << static_cast<int>(f))) != 0; };
+    if ((has(KvFormat::int4) && has(KvFormat::int8)) || (has(KvFormat::int8) && has(KvFormat::q8_0)) ||
+        has(KvFormat::f16))
+      return std::string();
+    return std::string("a pair of formats that hold the same values (int4 and int8, int8 and q8_0, or f16)");
   };
   law.check = [](Implementation& impl, const Problem& p) {
     if (!p.kv_formatted()) return Verdict::not_applicable("K and V stored in the dtype");

@@ -124,6 +124,12 @@ Law law_scale_power_of_two() {
       if (t != DType::f64) stored.push_back(t);
     if (!stored.empty()) g.dtypes = stored;
   };
+  // F16 and BF16 have no scale: judged only for an implementation that offers a scaled or block format.
+  law.formats_needed = [](uint32_t offered) {
+    for (const KvFormatInfo& row : all_kv_formats())
+      if ((row.scaled || row.block_scaled) && (offered & (1u << static_cast<int>(row.format)))) return std::string();
+    return std::string("a format with scales or a block d (fp8, int8, int4, q8_0, q4_0)");
+  };
   law.check = [](Implementation& impl, const Problem& p) {
     if (!p.kv_formatted()) return Verdict::not_applicable("K and V stored in the dtype");
     bool any_row = false;

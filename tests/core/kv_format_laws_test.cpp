@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "driver/law_run.h"
 #include "gen/choice_source.h"
 #include "gen/kv_format_draws.h"
 #include "impls/in_process.h"
@@ -152,6 +153,41 @@ TEST(DeadCodesInert, ReferencesPassAndZeroTimesNanFails) {
   Problem all_live = fmt_case(DType::f32, KvFormat::q8_0, KvFormat::q8_0, ScaleGranularity::per_tensor, 19);
   all_live.kv_lens.clear();
   EXPECT_EQ(judge("dead_codes_inert", "reference", all_live).status, VerdictStatus::not_applicable);
+}
+
+// reference offering only the formats `offered` (bit 1u << f).
+class FormatsOffered final : public Implementation {
+ public:
+  explicit FormatsOffered(uint32_t offered) : inner_(make_builtin("reference")), offered_(offered) {}
+  std::string name() const override { return "reference_offering_some"; }
+  std::string source() const override { return inner_->source(); }
+  Outcome run(const Problem& p) override { return inner_->run(p); }
+  FeatureBits features() const override { return inner_->features(); }
+  uint32_t kv_formats() const override { return offered_; }
+
+ private:
+  std::unique_ptr<Implementation> inner_;
+  uint32_t offered_;
+};
+
+// A law whose formats the implementation does not offer is skipped, naming what it needs (it
+// was skipped only after drawing every case, saying no case was applicable); with them, judged.
+TEST(FormatLaws, SkippedWithoutTheFormatsTheyNeed) {
+  auto bit = [](KvFormat f) { return 1u << static_cast<int>(f); };
+  RunOptions o;
+  o.seed = 3;
+  o.cases = 10;
+  o.min_judged = 5;
+  FormatsOffered fp8_only(bit(KvFormat::fp8_e4m3)), bf16_only(bit(KvFormat::bf16)),
+      pair(bit(KvFormat::int4) | bit(KvFormat::int8));
+  const LawReport no_pair = run_law(*find_law("equal_values_across_formats"), fp8_only, o);
+  EXPECT_EQ(no_pair.status, LawStatus::skipped) << no_pair.message;
+  EXPECT_NE(no_pair.message.find("int4 and int8"), std::string::npos) << no_pair.message;
+  const LawReport no_scale = run_law(*find_law("scale_power_of_two"), bf16_only, o);
+  EXPECT_EQ(no_scale.status, LawStatus::skipped) << no_scale.message;
+  EXPECT_NE(no_scale.message.find("does not declare"), std::string::npos) << no_scale.message;
+  EXPECT_EQ(run_law(*find_law("equal_values_across_formats"), pair, o).status, LawStatus::pass);
+  EXPECT_EQ(run_law(*find_law("scale_power_of_two"), fp8_only, o).status, LawStatus::pass);
 }
 
 }  // namespace
