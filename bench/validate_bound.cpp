@@ -14,6 +14,13 @@
 //      built-ins that declare the case's features (all three declare every
 //      feature) and three straightforward implementations in the dtype
 //      (tests/support/plain_v2_attention.h: two-pass, eager 16-bit, streaming).
+//  (v3) with --v3 N: N random cases from sample_problem allowed every feature the
+//      built-ins declare, version 3's included (packed and paged keys, every stored
+//      K/V format for K and for V with every scale granularity, per-batch ALiBi, V
+//      as a view of K, broadcast K/V): (a) and (c) for out and lse over the three
+//      built-ins, tallied by the case's first version-3 feature (formats, paged,
+//      packed, alibi_batch, v_view, broadcast, or none drawn); three cases in four
+//      require formats, paged keys or packed sequences in turn.
 //  (grad) with --grad N: N random backward problems from sample_problem
 //      (GenOptions::required has kBackwardFeature, every feature and value
 //      family, every dtype), and --long-rows N more of 4,096 keys per row (or
@@ -23,7 +30,7 @@
 //      gradient bound (src/oracle/grad_oracle.h); f64 gradients off by a
 //      relative 1e-6 flagged.
 //
-// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--grad N] [--seed S]
+// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--v3 N] [--grad N] [--seed S]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -200,6 +207,7 @@ int usage(const char* argv0, int rc) {
                "  --decode N     decode-shaped cases: q_len 1..8, kv_len 4096..16384, head_dim and value_dim\n"
                "                 up to 256, every dtype; and (N+3)/4 long f16/bf16 rows for the faulty acc16 (default 0)\n"
                "  --v2 N         random ABI v2 cases, every feature, dtype and value family (default 0)\n"
+               "  --v3 N         random cases with version 3's features too (paged, packed, stored formats, ...)\n"
                "  --grad N       random backward problems, every feature, dtype and value family, and --long-rows\n"
                "                 long f32/f64 backward rows (default 0)\n"
                "  --seed S       (default 20261130)\n"
@@ -212,7 +220,7 @@ int usage(const char* argv0, int rc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long cases = 100000, long_rows = 200, decode = 0, v2 = 0, grad = 0;
+  long cases = 100000, long_rows = 200, decode = 0, v2 = 0, v3 = 0, grad = 0;
   uint64_t seed = 20261130;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(argv[0], 0);
@@ -221,6 +229,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--long-rows")) long_rows = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--decode")) decode = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--v2")) v2 = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--v3")) v3 = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--grad")) grad = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
     else return usage(argv[0], 2);
@@ -417,6 +426,53 @@ int main(int argc, char** argv) {
     std::printf("(b) v2 f32/f64 lse off by a relative 1e-6: flagged in %ld of %ld cases\n", v2_lse_offset.flagged,
                 v2_lse_offset.detectable);
   }
+  // v3: version 3's features too, over the built-ins (the plain implementations
+  // of tests/support take version 2's calls only).
+  GenOptions v3g = vg;
+  v3g.features = impls.front()->features();
+  v3g.kv_formats = impls.front()->kv_formats();
+  std::map<std::string, Tally> v3_tallies;
+  std::map<std::string, long> v3_kind_cases;
+  const auto v3_kind = [](const Problem& p) -> std::string {
+    if (p.kv_formatted()) return "formats";
+    if (p.paged()) return "paged";
+    if (p.packed()) return "packed";
+    const FeatureBits f = p.features();
+    if (f & kAlibiBatchFeature) return "alibi_batch";
+    if (f & kVViewFeature) return "v_view";
+    if (f & kBroadcastKvFeature) return "broadcast";
+    return "v2";
+  };
+  // Three cases in four require one version-3 feature in turn (stored formats,
+  // paged keys, packed sequences), so that each is drawn often; the fourth is free.
+  const FeatureBits v3_turns[4] = {kKvFormatsFeature, kPagedFeature, kPackedFeature, 0};
+  for (long c = 0; c < v3; ++c) {
+    GenOptions turn = v3g;
+    turn.required |= v3_turns[c % 4];
+    const Problem p = sample_problem(turn, seed * 23 + c, static_cast<int>(c % 101));
+    const std::string kind = v3_kind(p);
+    ++v3_kind_cases[kind];
+    const OracleResult o = oracle(p);
+    const std::string key = std::string(dtype_name(p.dtype)) + " " + kind;
+    for (auto& impl : impls) {
+      if ((p.features() & ~impl->features()) != 0) continue;
+      const Outcome out = impl->run(p);
+      if (out.status != CallStatus::ok) {
+        std::fprintf(stderr, "%s on a v3 case (%s): %s\n", impl->name().c_str(), kind.c_str(), out.message.c_str());
+        return 1;
+      }
+      record(v3_tallies, impl->name() + "/" + key, worst_ratio(p, o, out.out));
+      if (p.lse_requested)
+        record(v3_tallies, impl->name() + "/" + key + "/lse", compare_lse_to_oracle(p, o, out.lse).worst_ratio);
+    }
+  }
+  if (v3 > 0) {
+    std::printf("v3: %ld random cases with version 3's features (sample_problem, every feature the built-ins declare, "
+                "every stored format and value family); by first v3 feature:", v3);
+    for (const auto& [kind, n] : v3_kind_cases) std::printf(" %s %ld", kind.c_str(), n);
+    std::printf("\n");
+    print(v3_tallies);
+  }
   if (grad > 0) {
     std::printf("grad: %ld random backward problems (sample_problem, every feature and value family, every dtype) and"
                 " %ld long f32/f64 ones (4,096 keys per row or 4,096 rows per key); %ld built-in backward runs\n",
@@ -428,6 +484,7 @@ int main(int argc, char** argv) {
                 grad_offset_lse.detectable, grad_offset_lse.cancelling);
   }
   for (auto& [k, t] : v2_tallies) tallies[k + " (v2)"] = t;
+  for (auto& [k, t] : v3_tallies) tallies[k + " (v3)"] = t;
   for (auto& [k, t] : grad_tallies) tallies[k + " (grad)"] = t;
   bool acc16_ok = true;
   for (const auto& [dt, n] : acc16_cases) {
