@@ -90,6 +90,7 @@ class NotingImplementation final : public Implementation {
   FeatureBits features() const override { return inner_.features(); }
   uint32_t promises() const override { return inner_.promises(); }
   uint32_t kv_formats() const override { return inner_.kv_formats(); }
+  uint32_t numerics() const override { return inner_.numerics(); }
   bool shift_buffers(std::size_t bytes) override { return inner_.shift_buffers(bytes); }
   Outcome run(const Problem& p) override {
     Outcome o = inner_.run(p);
@@ -183,6 +184,7 @@ LawReport run_law(const Law& law, Implementation& impl, const RunOptions& option
   gen.features = options.features & impl.features() & law.features;
   gen.required = law.required & gen.features & ~kV1Features;
   gen.kv_formats = impl.kv_formats();  // the stored formats it offers (with kKvFormatsFeature)
+  gen.numerics = impl.numerics();      // the numerics it declares: set on the calls they apply to
   if (law.tailor) law.tailor(gen);
   if (const FeatureBits missing = law.required & ~(options.features & impl.features())) {
     report.status = LawStatus::skipped;

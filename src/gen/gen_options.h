@@ -113,6 +113,10 @@ struct GenOptions {
   // implementation offers (Implementation::kv_formats, bit 1u << f); K and V
   // are stored only in these (gen/kv_format_draws.h).
   uint32_t kv_formats = 0;
+  // The ABI v3 numerics the implementation declares (Implementation::numerics,
+  // ATTNCHECK_NUMERICS_*): a drawn problem holds those that apply to its call
+  // (Problem::numerics), and q keeps their precondition (gen/numerics_draws.h).
+  uint32_t numerics = 0;
   bool explicit_scale = true;   // may draw an explicit scale (else always the default)
   unsigned families = kClassicFamilies;
   // Grows lengths and dims by this factor in long runs (ATTNCHECK_SIZE=long).

@@ -58,6 +58,7 @@ struct FieldsOf<GenOptions> {
       field<&GenOptions::q_len_multiple>("q_len_multiple"),
       field<&GenOptions::kv_len_multiple>("kv_len_multiple"),
       field<&GenOptions::kv_formats>("kv_formats"),
+      field<&GenOptions::numerics>("numerics"),
       field<&GenOptions::report_shape_chance>("report_shape_chance"),
       field<&GenOptions::max_report_head_dim>("max_report_head_dim"),
       field<&GenOptions::max_case_work>("max_case_work"),

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "problem/kv_codes.h"
+#include "problem/kv_numerics.h"
 #include "problem/kv_storage.h"
 
 namespace attncheck::gen {
@@ -98,6 +99,7 @@ void unstore_kv_side(Problem& p, bool is_k) {
   (is_k ? p.k_format : p.v_format) = KvFormat::dtype;
   (is_k ? p.k_scale_granularity : p.v_scale_granularity) = ScaleGranularity::per_tensor;
   (is_k ? p.k_scales : p.v_scales).clear();
+  p.numerics = numerics_that_apply(p, p.numerics);  // a bit that applied to the stored side may not any more
 }
 
 template <class C>

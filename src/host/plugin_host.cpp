@@ -96,6 +96,8 @@ class PluginImplementation final : public Implementation {
   uint32_t promises() const override { return promises_; }
   // A v3 plugin's kv_formats, with KV_FORMATS (0 otherwise): the formats problems store K and V in.
   uint32_t kv_formats() const override { return abi_ == 3 && (features_ & kKvFormatsFeature) ? kv_formats_ : 0; }
+  // A v3 plugin's ATTNCHECK_NUMERICS_* bits (0 for versions 1 and 2).
+  uint32_t numerics() const override { return abi_ == 3 ? numerics_ : 0; }
   // The call's layout starts `bytes` into the shared region: in the child too,
   // every pointer of the call moves by `bytes` (the wire carries offsets).
   bool shift_buffers(std::size_t bytes) override {
@@ -146,6 +148,7 @@ class PluginImplementation final : public Implementation {
   bool has_backward_ = false;  // a v2 or v3 plugin with a backward entry (its hello)
   uint32_t promises_ = 0;      // a v3 plugin's ATTNCHECK_PROMISE_* bits (its hello)
   uint32_t kv_formats_ = 0;    // a v3 plugin's attncheck_impl_v3::kv_formats (its hello)
+  uint32_t numerics_ = 0;      // a v3 plugin's attncheck_impl_v3::numerics (its hello)
   std::size_t shift_ = 0;      // where in the region the call's layout starts (shift_buffers)
   std::vector<std::string> not_judged_;  // a v3 plugin's declarations no law judges yet
   SharedRegion region_;
@@ -193,6 +196,7 @@ StartFailure PluginImplementation::start_host() {
   has_backward_ = hello.abi_version >= 2 && hello.has_backward != 0;
   promises_ = hello.abi_version == 3 ? hello.promises : 0;
   kv_formats_ = hello.abi_version == 3 ? hello.kv_formats : 0;
+  numerics_ = hello.abi_version == 3 ? hello.numerics : 0;
   if (hello.abi_version == 3)
     not_judged_ = v3_declarations_not_judged(
         {hello.features, hello.kv_formats, hello.numerics, hello.promises, has_backward_});

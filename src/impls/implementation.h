@@ -40,6 +40,11 @@ class Implementation {
   // (1u << f) per attncheck_kv_format f (DTYPE, bit 0, implied), as a version-3
   // plugin's attncheck_impl_v3::kv_formats. Problems store K and V only in these.
   virtual uint32_t kv_formats() const { return 0; }
+  // The ABI version 3 numerics it declares (ATTNCHECK_NUMERICS_*): departures
+  // from exact arithmetic the oracle's bound then admits in the calls each
+  // applies to (docs/abi/plugin-abi-v3.md, "Declared numerics"; Problem::numerics
+  // holds the bits that apply to a call). A version-3 plugin's attncheck_impl_v3::numerics.
+  virtual uint32_t numerics() const { return 0; }
   // Places the buffers of the calls that follow `bytes` (a multiple of
   // CallLayout::kAlign, 64) further into the call's region: every tensor at
   // another address, the same layout and the same bytes. 0 puts them back.

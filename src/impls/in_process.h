@@ -54,6 +54,9 @@ class InProcessImplementation final : public Implementation {
   uint32_t kv_formats() const override { return kv_formats_; }
   // The stored K and V formats it offers (with kKvFormatsFeature among its features).
   void set_kv_formats(uint32_t formats) { kv_formats_ = formats; }
+  // The ABI v3 numerics it declares (ATTNCHECK_NUMERICS_*).
+  uint32_t numerics() const override { return numerics_; }
+  void set_numerics(uint32_t numerics) { numerics_ = numerics; }
   // The promises it makes (a built-in's row, a C++ API callable's declaration).
   void set_promises(uint32_t promises) { promises_ = promises; }
   bool shift_buffers(std::size_t bytes) override {
@@ -72,6 +75,7 @@ class InProcessImplementation final : public Implementation {
   FeatureBits features_ = kV1Features;
   uint32_t promises_ = 0;
   uint32_t kv_formats_ = 0;
+  uint32_t numerics_ = 0;
   std::size_t shift_ = 0;  // where in the region the call's layout starts (shift_buffers)
   // The call's region (call_layout.h), kept between calls: grown, never
   // shrunk, since a law calls with many problems of similar size and fresh

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "oracle/bound_arithmetic.h"
+#include "oracle/numerics_allowance.h"
 #include "oracle/logit_chain.h"
 #include "oracle/oracle_paths.h"
 
@@ -130,8 +131,10 @@ template <class H> void careful_row(const Problem& p, int64_t bh, int64_t i, Ora
   const H log_total = std::log(total);
   for (int64_t t = 0; t < terms; ++t) log_p[t] = static_cast<double>(sH[t] - m - log_total);
   std::vector<double> e_dt(terms), e_or(terms), shift_dt(terms), shift_or(terms);
+  // A declared numerics bit's allowance on every key's logit (numerics_allowance.h; the sink has no dot product).
+  const double numerics = numerics_logit_allowance(p, bh, i, [&](int64_t j) { return p.visible(bh, i, j); });
   for (int64_t t = 0; t < terms; ++t) {
-    e_dt[t] = logit_error(dt, g_dt, s[t], s[t] - md, a[t], ftz[t]) + x_dt[t];
+    e_dt[t] = logit_error(dt, g_dt, s[t], s[t] - md, a[t], ftz[t]) + x_dt[t] + (t < n ? numerics : 0.0);
     e_or[t] = logit_error(orc, g_or, s[t], s[t] - md, a[t], 0.0) + x_or[t];
   }
   const double E_dt = weight_shifts(log_p, pr, e_dt, shift_dt);

@@ -43,6 +43,7 @@
 #include "oracle/fast_bound_float.h"
 #include "oracle/fast_kernels.h"
 #include "oracle/logit_chain.h"
+#include "oracle/numerics_allowance.h"
 #include "oracle/oracle_paths.h"
 #include "parallel/parallel_for.h"
 
@@ -278,7 +279,10 @@ template <class Exact> class FastBlock {
     lg.x_dt = &b.xdt[r * n16];
     lg.x_or = &b.xor_[r * n16];
     exact_.weights(r, b, n8, lg, m, total);  // dot: s_j, absd: a_j, x: s_j - m, w: exp(x_j)
-    LogitErrorTerms e_dt_terms{g_dt_, dt_.u, dt_.exp_ulps * dt_.u, dt_.u16, ascale * dt_.tiny, 0.0};
+    // exp_err is every seen key's constant term: a declared numerics bit's allowance joins it
+    // (numerics_allowance.h; not the sink's, which has no dot product).
+    const double numerics = numerics_logit_allowance(p_, bh_, i, [&](int64_t j) { return j < n8 && vis[j] > 0; });
+    LogitErrorTerms e_dt_terms{g_dt_, dt_.u, dt_.exp_ulps * dt_.u + numerics, dt_.u16, ascale * dt_.tiny, 0.0};
     for (int64_t d = 0; d < D; ++d) e_dt_terms.qsum += b.aqb[r * D + d];
     const LogitErrorTerms e_or_terms = exact_.oracle_terms(r, ascale);
     // Per key: weight p (into pw for now), the logit errors (into devw, eor).

@@ -57,6 +57,7 @@ class BudgetedImplementation final : public Implementation {
   FeatureBits features() const override { return inner_.features(); }
   uint32_t promises() const override { return inner_.promises(); }
   uint32_t kv_formats() const override { return inner_.kv_formats(); }
+  uint32_t numerics() const override { return inner_.numerics(); }
   bool shift_buffers(std::size_t bytes) override { return inner_.shift_buffers(bytes); }
 
  private:

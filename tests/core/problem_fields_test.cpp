@@ -221,7 +221,7 @@ TEST(ProblemFields, EachFieldCountsWhereItShould) {
         ++fields;
       },
       busy);
-  EXPECT_EQ(fields, 40);  // 36 + alibi_batch_stride (ABI v3 ALIBI_BATCH) + v_view_of_k (V_VIEW_OF_K) + k_broadcast, v_broadcast (BROADCAST_KV)
+  EXPECT_EQ(fields, 41);  // 36 + alibi_batch_stride (ABI v3 ALIBI_BATCH) + v_view_of_k (V_VIEW_OF_K) + k_broadcast, v_broadcast (BROADCAST_KV) + numerics
   // Packing the busy problem's forward changes its hash too.
   Problem forward = packed;
   forward.cu_seqlens_q.clear(), forward.cu_seqlens_k.clear();

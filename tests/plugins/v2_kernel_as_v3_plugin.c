@@ -9,7 +9,7 @@
  * neutral (docs/abi/plugin-abi-v3.md: then `v2` alone is a version-2 call).
  * With CORRECT_DECLARES_V3 (and EXPORT_AS_V3) the kernel is the example's own,
  * without the fault, and the v3 export also declares what no law judges yet
- * (Q_AS_Q8_0), KV_FORMATS with Q8_0 and Q4_0 (judged by
+ * (KV_PRECISION; Q_AS_Q8_0 is judged since the bound widens by it), KV_FORMATS with Q8_0 and Q4_0 (judged by
  * quantized_matches_oracle, which this version-2 kernel fails: it reads the
  * blocks as floats) and two promises the promise laws judge (DETERMINISTIC,
  * BATCH_INVARIANT): it passes every other law, and the reports must say that
@@ -76,7 +76,7 @@ const attncheck_impl_v3 *attncheck_plugin_v3(void) {
       ATTNCHECK_ABI_VERSION_3,
       EXAMPLE_V2_FEATURES | ATTNCHECK_FEATURE_KV_FORMATS,
       (1u << ATTNCHECK_KV_Q8_0) | (1u << ATTNCHECK_KV_Q4_0),
-      ATTNCHECK_NUMERICS_Q_AS_Q8_0,
+      ATTNCHECK_NUMERICS_Q_AS_Q8_0 | ATTNCHECK_NUMERICS_KV_PRECISION,
       ATTNCHECK_PROMISE_DETERMINISTIC | ATTNCHECK_PROMISE_BATCH_INVARIANT,
       "declares_v3",
       bias_scaled_forward_v3,

@@ -7,7 +7,7 @@ set(ATTNCHECK_V3_ECHO_VARIANTS
   "echo_with_lower:V3_WITH_LOWER"
   "echo_backward:V3_BACKWARD"
   "echo_address:V3_ADDRESS_IN_LSE"
-  "echo_declares_v3:V3_FEATURES=0x17fffu,V3_KV_FORMATS=0x1c0u,V3_NUMERICS=0x1u,V3_PROMISES=0x5u"
+  "echo_declares_v3:V3_FEATURES=0x17fffu,V3_KV_FORMATS=0x1c0u,V3_NUMERICS=0x3u,V3_PROMISES=0x5u"
   "echo_wrong_abi:V3_WRONG_ABI"
   "echo_null_forward:V3_NULL_FORWARD"
   "echo_unknown_feature:V3_FEATURES=0x207ffu"
