@@ -10,6 +10,7 @@
 
 #include "gen/feature_draws.h"
 #include "gen/kv_format_draws.h"
+#include "gen/numerics_draws.h"
 #include "gen/v_view_draws.h"
 #include "gen/packed_draws.h"
 #include "gen/paged_draws.h"
@@ -375,6 +376,8 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bo
   // ABI v3's stored K and V formats, last (padded dense keys only: after the
   // packing, which may leave them so): nothing drawn without kKvFormatsFeature.
   if (!p.is_backward() && want(kKvFormatsFeature, 0.7)) draw_kv_formats(r, p, o.kv_formats);
+  // The declared numerics that apply to the call, and q within their precondition (numerics_draws.h).
+  apply_declared_numerics(p, o.numerics);
   // ABI v3's V as a view of K (MLA), last: v made k's first channels, whatever
   // the keys' storage (padded, packed, paged); in the dtype only.
   if (!p.is_backward() && !p.kv_formatted() && want(kVViewFeature, 0.5)) draw_v_view(o, r, p);

@@ -8,6 +8,7 @@
 
 #include "problem/kv_broadcast.h"
 #include "problem/kv_storage.h"
+#include "problem/kv_numerics.h"
 #include "problem/number_text.h"
 #include "problem/paging.h"
 #include "problem/problem_fields.h"
