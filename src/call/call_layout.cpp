@@ -205,6 +205,7 @@ CallLayout layout_for(const Problem& p, int abi) {
   if (p.v_view_of_k) {  // V as a view of K (MLA): k's strides, no bytes of its own (placed at k below)
     std::copy(l.k_stride, l.k_stride + 4, l.v_stride);
     l.v_bytes = 0;
+    l.v_scale_bytes = 0;  // and K's scale: v_scale is k_scale (abi_call_v3)
   }
   l.out_bytes = p.packed_q() ? packed(p.total_q, s.heads, s.value_dim, l.out_stride)
                              : view(p.layouts.out, out_extents(s), l.out_stride);
@@ -355,6 +356,7 @@ attncheck_call_v3 abi_call_v3(const Problem& p, const CallLayout& l, uint8_t* ba
     to.data = s.data;
     std::copy(s.stride, s.stride + 3, to.stride);
   }
+  if (p.v_view_of_k) c.v_scale = c.k_scale;  // V as a view of K shares K's scale (data and strides)
   c.alibi_batch_stride = p.alibi_batch_stride;
   return c;
 }

@@ -379,8 +379,8 @@ void draw_late_features(const GenOptions& o, bool dense_ok, C& r, Problem& p, bo
   // The declared numerics that apply to the call, and q within their precondition (numerics_draws.h).
   apply_declared_numerics(p, o.numerics);
   // ABI v3's V as a view of K (MLA), last: v made k's first channels, whatever
-  // the keys' storage (padded, packed, paged); in the dtype only.
-  if (!p.is_backward() && !p.kv_formatted() && want(kVViewFeature, 0.5)) draw_v_view(o, r, p);
+  // the keys' storage (padded, packed, paged) and format (V takes K's).
+  if (!p.is_backward() && want(kVViewFeature, 0.5)) draw_v_view(o, r, p);
   // ABI v3's K and V expanded, last (padded keys in the dtype, forward only):
   // nothing drawn without kBroadcastKvFeature.
   if (want(kBroadcastKvFeature, 0.5)) draw_kv_broadcast(r, p);

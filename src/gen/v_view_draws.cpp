@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "gen/kv_format_draws.h"
 #include "gen/value_draws.h"
+#include "problem/kv_storage.h"
 
 namespace attncheck::gen {
 
@@ -37,17 +39,27 @@ void reshape_as_mla(const GenOptions& o, C& r, Problem& p) {
 template <class C>
 void draw_v_view(const GenOptions& o, C& r, Problem& p) {
   Shape& s = p.shape;
+  // K in a format: V takes it (and its granularity and scales), value_dim a whole number of
+  // its units; K in the dtype: V back in the dtype too.
+  if (p.v_format != KvFormat::dtype && p.k_format == KvFormat::dtype) unstore_kv_side(p, false);
+  const int64_t unit = info(p.k_format).unit_channels;  // 1, 2 (int4) or 32 (q8_0, q4_0)
   const bool small = s.batch * s.heads * s.q_len * s.kv_len <= 2048;
   const bool grouped_ok = s.heads == 1 || (o.features & ATTNCHECK_FEATURE_GQA);
-  // Not a paged problem: its aliased slots were made equal over the keys drawn before.
-  if ((o.required & kVViewFeature) && small && grouped_ok && !p.paged() && r.chance(0.25)) {
+  // Not a paged problem (its aliased slots were made equal over the keys drawn before), nor
+  // a stored one (its codes were drawn for those keys).
+  if ((o.required & kVViewFeature) && small && grouped_ok && !p.paged() && !p.kv_formatted() && r.chance(0.25)) {
     reshape_as_mla(o, r, p);
-  } else if (s.value_dim > s.head_dim) {
+  } else if (s.value_dim > s.head_dim || s.value_dim % unit != 0) {
     s.value_dim = s.head_dim;
-  } else if (s.value_dim == s.head_dim && s.head_dim > 1 && r.chance(0.6)) {
-    s.value_dim = r.integer(1, s.head_dim - 1);
+  } else if (s.value_dim == s.head_dim && s.head_dim > unit && r.chance(0.6)) {
+    s.value_dim = unit * r.integer(1, s.head_dim / unit - 1);
   }
   make_v_a_view_of_k(p);
+  if (p.kv_formatted()) {
+    p.v_format = p.k_format;
+    p.v_scale_granularity = p.k_scale_granularity;
+    p.v_scales = kv_view_v_scales(p);
+  }
 }
 
 template void draw_v_view(const GenOptions&, RandomChoices&, Problem&);

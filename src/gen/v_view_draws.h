@@ -1,13 +1,15 @@
 // Drawing and shrinking ABI v3's V as a view of K (problem.h, "V as a view of
 // K"; docs/abi/plugin-abi-v3.md, "V as a view of K" and "MLA"): for an
 // implementation that declares V_VIEW_OF_K and a law whose features name it, a
-// forward problem in the dtype (padded, packed or paged keys) makes v the first
-// value_dim channels of k: value_dim clamped to head_dim (and, three times in
-// five when they are equal, drawn below it so that v's rows are narrower than
-// k's, the form whose stride a kernel can get wrong), v's values copied from
+// forward problem (padded, packed or paged keys) makes v the first value_dim
+// channels of k: value_dim clamped to head_dim (and, three times in five when
+// they are equal, drawn below it so that v's rows are narrower than k's, the
+// form whose stride a kernel can get wrong), a whole number of K's format's
+// units when K is stored in one (V then takes K's format, granularity and the
+// scales its view reads; K in the dtype puts V back in it), v's values copied from
 // k's channels (padding keys too: the call sends them as the same bytes),
 // layouts.v set to layouts.k. When the law requires the view (GenOptions::required)
-// a small problem that is not paged (padded or packed keys, any layout) becomes
+// a small problem that is neither paged nor stored (padded or packed keys, any layout) becomes
 // DeepSeek's MLA shape one time in four: one kv
 // head, head_dim 576 (512 latent + 64 rope channels), value_dim 512 and the
 // explicit scale 1/sqrt(192) FlashInfer's test uses, q and k redrawn at that
@@ -17,7 +19,7 @@
 // they drew.
 //
 // Example usage (inside draw_late_features, after the formats):
-//   if (!p.is_backward() && !p.kv_formatted() && want(kVViewFeature, 0.5)) draw_v_view(o, r, p);
+//   if (!p.is_backward() && want(kVViewFeature, 0.5)) draw_v_view(o, r, p);
 #pragma once
 
 #include <vector>

@@ -1,7 +1,8 @@
 // mla_matches_oracle (ABI v3, "V as a view of K"; "MLA"): a call whose v is k's first
 // value_dim channels (v.data == k.data, v's strides k's; padded, packed or paged keys, the
 // pool and table shared) gives every output element within the oracle's bound over those
-// values. About one case in ten is DeepSeek's MLA shape (one kv head, head_dim 576 =
+// values (K and V sharing K's stored format and scale when the implementation offers formats,
+// padded keys). About one case in ten is DeepSeek's MLA shape (one kv head, head_dim 576 =
 // 512 latent + 64 rope channels, value_dim 512, scale 1/sqrt(192); gen/v_view_draws.h);
 // the others draw every other v2 feature with value_dim below head_dim most of the time.
 // Rows outside the representable domain or that see no key are not judged; a case with no
@@ -13,7 +14,8 @@
 //
 // Catches: V's rows stepped by value_dim instead of k's stride (ik_llama.cpp#2031: right for
 // the first key, drifting after), V read from a separate v buffer that the view form leaves
-// aliasing k's rope channels, V's channels taken from the end of k's row (the rope part), a
+// aliasing k's rope channels, V's channels taken from the end of k's row (the rope part), V's
+// blocks or scales not shared with K's (a q8_0 row of 576 channels is 18 blocks, V its first 16), a
 // kernel that copies K before reading V from the same memory and mis-sizes the copy. Cannot
 // catch: a fault only the copied form has (v_view_equals_copy compares them), a fault within
 // the bound, or one that shows only at a shape never drawn (576-wide cases are kept small:
@@ -29,8 +31,8 @@ Law law_mla_matches_oracle() {
   Law law;
   law.name = "mla_matches_oracle";
   law.statement = "with v a view of k's first value_dim channels, every output element is within the oracle's bound";
-  // Padded, packed or paged keys, every v2 feature; K and V in the dtype (problem.h).
-  law.features = kAllFeatures | kPackedFeature | kPagedFeature | kVViewFeature;
+  // Padded, packed or paged keys, every v2 feature; K (and so V) in a format the implementation offers.
+  law.features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kVViewFeature;
   law.required = kVViewFeature;
   // One call of the case (and the oracle's): the work cap's whole share, as matches_oracle.
   law.tailor = [](GenOptions& g) { g.case_calls = 1; };

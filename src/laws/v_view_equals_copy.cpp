@@ -20,7 +20,7 @@ Law law_v_view_equals_copy() {
   Law law;
   law.name = "v_view_equals_copy";
   law.statement = "v as a view of k and the same values copied to their own memory give the same out and lse";
-  law.features = kAllFeatures | kPackedFeature | kPagedFeature | kVViewFeature;
+  law.features = kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kVViewFeature;
   law.required = kVViewFeature;
   law.check = [](Implementation& impl, const Problem& p) {
     if (!p.v_view_of_k) return Verdict::not_applicable("v is not a view of k");

@@ -154,6 +154,24 @@ KvScale kv_scale_view(const Problem& p, bool is_k, const float* data) {
   return k;
 }
 
+std::vector<double> kv_view_v_scales(const Problem& p) {
+  const Shape& s = p.shape;
+  const int64_t kvh = s.kv_head_count();
+  // rows of k's array, each `from` scales wide, of which V reads the first `to`
+  int64_t rows = 0, from = 0, to = 0;
+  if (info(p.k_format).block_scaled) {
+    rows = s.batch * kvh * s.kv_len, from = s.head_dim / kKvBlock, to = s.value_dim / kKvBlock;
+  } else if (info(p.k_format).scaled && p.k_scale_granularity == ScaleGranularity::per_kv_head_channel) {
+    rows = kvh, from = s.head_dim, to = s.value_dim;
+  } else {
+    return p.k_scales;
+  }
+  std::vector<double> v(static_cast<std::size_t>(rows * to));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < to; ++c) v[static_cast<std::size_t>(r * to + c)] = p.k_scales[static_cast<std::size_t>(r * from + c)];
+  return v;
+}
+
 void encode_kv_stored(const Problem& p, bool is_k, uint8_t* dst) {
   const Side s = side_of(p, is_k);
   const int64_t kvh = p.shape.kv_head_count(), rb = row_bytes(s, p.dtype);

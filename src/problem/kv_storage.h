@@ -38,6 +38,13 @@ void kv_stored_strides(const Problem& p, bool is_k, int64_t* stride);
 std::vector<float> kv_scale_array(const Problem& p, bool is_k);
 KvScale kv_scale_view(const Problem& p, bool is_k, const float* data);
 
+// V as a view of K (ABI v3's V_VIEW_OF_K, problem.h) with K in a format: the v_scales that
+// V's view of k_scales reads (V shares K's format and scale): per (kv head, channel) the first
+// value_dim channels of each kv head's, for a block format the first value_dim / 32 block d's
+// of each key's row, otherwise k_scales itself. k_format, k_scale_granularity and k_scales
+// must be consistent.
+std::vector<double> kv_view_v_scales(const Problem& p);
+
 // Writes the stored tensor (kv_stored_bytes at dst): codes for live keys, dead keys as above.
 // The problem must be consistent (kv_storage_inconsistency empty).
 void encode_kv_stored(const Problem& p, bool is_k, uint8_t* dst);

@@ -270,7 +270,17 @@ std::string v_view_inconsistency(const Problem& p) {
   if (!p.v_view_of_k) return "";
   const Shape& s = p.shape;
   if (s.value_dim > s.head_dim) return "v_view_of_k with value_dim > head_dim (v is k's first value_dim channels)";
-  if (p.kv_formatted()) return "v_view_of_k with K or V in a stored format (not laid out yet)";
+  // A stored format: V shares K's format and scale (V's scales are K's, as its view reads them).
+  if (p.v_format != p.k_format) return "v_view_of_k with v_format other than k_format (V shares K's format)";
+  if (p.kv_formatted()) {
+    if (p.v_scale_granularity != p.k_scale_granularity)
+      return "v_view_of_k with v_scale_granularity other than k_scale_granularity (V shares K's scale)";
+    // (k_scales of the wrong size: kv_storage_inconsistency, checked before, names it.)
+    const std::vector<double> want = kv_view_v_scales(p);
+    if (want.size() != p.v_scales.size() ||
+        (!want.empty() && std::memcmp(want.data(), p.v_scales.data(), want.size() * sizeof(double)) != 0))
+      return "v_view_of_k but v_scales are not what V's view of k_scales reads";
+  }
   if (p.is_backward()) return "v_view_of_k with a dout (the backward of a view is not laid out yet)";
   if (!(p.layouts.v == p.layouts.k)) return "v_view_of_k with layouts.v other than layouts.k (v has k's strides)";
   const int64_t keys = s.batch * s.kv_head_count() * s.kv_len;

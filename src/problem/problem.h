@@ -280,9 +280,10 @@ struct Problem {
   // v above still holds V's values, [batch][kv_heads][kv_len][value_dim], and
   // they must equal k's first value_dim channels bit for bit (padding keys
   // too: they are the same bytes), so the oracle reads v as always; layouts.v
-  // is layouts.k, value_dim <= head_dim, K and V stored in the dtype, forward
-  // only (the backward of a view is not laid out yet). Written and hashed only
-  // when true (problem_fields.h).
+  // is layouts.k, value_dim <= head_dim, forward only (the backward of a view
+  // is not laid out yet). In a stored format V shares K's format, granularity
+  // and scale: v_scales are what V's view of k_scales reads (kv_storage.h
+  // kv_view_v_scales). Written and hashed only when true (problem_fields.h).
   bool v_view_of_k = false;
 
   // The same call: every field (problem_fields.h lists them) equal, doubles

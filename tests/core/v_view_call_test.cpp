@@ -104,6 +104,62 @@ TEST_P(VViewReferences, ViewEqualsCopyBitForBit) {
   }
 }
 
+// K in a stored format: V shares it (format, granularity, the scales its view reads), drawn
+// by the generator for every format the references offer; the view equals the copy bit for bit.
+TEST_P(VViewReferences, StoredFormatsViewEqualsCopyBitForBit) {
+  const std::unique_ptr<Implementation> impl = make_builtin(GetParam());
+  GenOptions o;
+  o.features = (kAllFeatures & ~ATTNCHECK_FEATURE_STRIDES) | kKvFormatsFeature | kVViewFeature;
+  o.required = kVViewFeature;
+  o.kv_formats = impl->kv_formats();
+  o.dtypes = {DType::f32, DType::f16, DType::bf16};
+  o.head_dims = {8, 32, 64};
+  std::vector<int> formats(9);
+  int narrower = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const Problem p = sample_problem(o, seed, 20);
+    ASSERT_TRUE(p.v_view_of_k) << seed;
+    ASSERT_EQ(p.inconsistency(), "") << "seed " << seed << ": " << p.header();
+    ASSERT_EQ(p.k_format, p.v_format) << seed;
+    ++formats[static_cast<std::size_t>(p.k_format)];
+    narrower += p.kv_formatted() && p.shape.value_dim < p.shape.head_dim;
+    const Outcome a = impl->run(p), b = impl->run(copied(p));
+    ASSERT_EQ(a.status, CallStatus::ok) << p.header() << ": " << a.message;
+    ASSERT_EQ(b.status, CallStatus::ok) << b.message;
+    ASSERT_EQ(a.out.size(), b.out.size());
+    for (std::size_t i = 0; i < a.out.size(); ++i)
+      ASSERT_TRUE(a.out[i] == b.out[i] || (std::isnan(a.out[i]) && std::isnan(b.out[i]))) << p.header() << " element " << i;
+  }
+  int stored = 0;
+  for (std::size_t f = 1; f < formats.size(); ++f) stored += formats[f];
+  // A view whose V does not share K's format or scales is refused, naming why.
+  bool refused = false;
+  for (uint64_t seed = 1; seed <= 60 && !refused; ++seed) {
+    Problem p = sample_problem(o, seed, 20);
+    if (p.v_scales.empty()) continue;
+    refused = true;
+    if (info(p.k_format).scaled) {  // the call's v_scale is k_scale itself (data and strides)
+      const CallLayout l = layout_for(p, 3);
+      std::vector<uint8_t> region(l.total + 64);
+      uint8_t* base = region.data() + (64 - reinterpret_cast<uintptr_t>(region.data()) % 64) % 64;
+      encode_call(p, l, base);
+      const attncheck_call_v3 c = abi_call_v3(p, l, base);
+      EXPECT_EQ(c.v2.v.data, c.v2.k.data);
+      EXPECT_EQ(c.v_scale.data, c.k_scale.data);
+      for (int a = 0; a < 3; ++a) EXPECT_EQ(c.v_scale.stride[a], c.k_scale.stride[a]) << p.header();
+    }
+    p.v_scales[0] *= 2;
+    EXPECT_NE(p.inconsistency().find("v_scales are not what V's view of k_scales reads"), std::string::npos)
+        << p.inconsistency();
+    p.v_scales[0] /= 2;
+    p.v_format = p.k_format == KvFormat::int8 ? KvFormat::fp8_e4m3 : KvFormat::int8;
+    EXPECT_NE(p.inconsistency(), "");
+  }
+  EXPECT_TRUE(refused) << "no view with scales drawn";
+  EXPECT_GT(stored, 30);
+  EXPECT_GT(narrower, 10);
+}
+
 INSTANTIATE_TEST_SUITE_P(Builtins, VViewReferences, ::testing::Values("reference", "naive", "online"));
 
 // The zoo member reads V's rows value_dim apart in a view: wrong on the view, right on the copy.
