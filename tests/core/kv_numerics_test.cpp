@@ -196,5 +196,16 @@ TEST(NumericsLaw, QuantizedMatchesOracleJudgesQAsQ8_0) {
   }
 }
 
+// equal_values_across_formats stores INT8 keys as Q8_0 (d = the scale): on that twin the
+// declared bit applies, and the ggml-style kernel, which rounds q there and not for the INT8
+// call, is judged by the widened bound on it.
+TEST(NumericsLaw, EqualValuesAcrossFormatsWidensTheQ8_0Twin) {
+  const Law* law = find_law("equal_values_across_formats");
+  ASSERT_NE(law, nullptr);
+  QAsQ8_0Kernel declared(ATTNCHECK_NUMERICS_Q_AS_Q8_0, true, false);
+  const LawReport r = run_law(*law, declared, numerics_options(1));
+  EXPECT_EQ(r.status, LawStatus::pass) << r.message;
+}
+
 }  // namespace
 }  // namespace attncheck
