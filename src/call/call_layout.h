@@ -48,6 +48,11 @@
 // value_dim channels (problem.h: the Problem's v holds exactly those); with
 // paging both read k's pool.
 //
+// ALiBi slopes per (batch, head) (ABI v3, abi 3): row b of the slopes at b *
+// alibi_batch_stride floats, the floats between rows NaN. K or V expanded
+// (ABI v3's BROADCAST_KV, abi 3): one batch entry's (one kv head's) slice,
+// stride 0 on the expanded axis (problem/kv_broadcast.h).
+//
 // A v1 call (abi 1) is dense BHSD, as v1 defines, with a full mask; only
 // problems within kV1Features can be laid out for it.
 #pragma once
