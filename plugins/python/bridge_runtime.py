@@ -16,7 +16,8 @@ import numpy as np
 # attncheck_features names -> the ABI's ATTNCHECK_FEATURE_* bits (plugin_v2.h, and
 # plugin_v3.h for version 3's). A version-3 feature is named here once the bridge passes
 # its fields (call_arrays.cpp's keyword table) and the checker judges it: "packed"
-# "paged" and "kv_formats" (with fn.attncheck_kv_formats naming the formats).
+# "paged" and "kv_formats" (with fn.attncheck_kv_formats naming the formats), "alibi_batch"
+# (alibi_slopes then [batch, heads]) and "broadcast_kv" (no keyword: k and v carry stride 0).
 FEATURE_BITS = {
     "gqa": 1 << 2,
     "lengths": 1 << 4,
@@ -29,6 +30,8 @@ FEATURE_BITS = {
     "packed": 1 << 12,
     "paged": 1 << 11,
     "kv_formats": 1 << 13,
+    "alibi_batch": 1 << 14,
+    "broadcast_kv": 1 << 16,
 }
 
 # attncheck_kv_formats names -> the kv_formats bits (1 << attncheck_kv_format, plugin_v3.h):

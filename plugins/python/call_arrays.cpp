@@ -218,8 +218,20 @@ bool kv_format_keywords(const attncheck_call_v3& c, PyObject* kw) {
          put(kw, "v_scale", scale_or_none(c.v_scale, c.v2.batch, c.v2.kv_heads, c.v2.value_dim));
 }
 
+// ALiBi slopes per (batch, head): alibi_slopes (version 2's keyword) becomes the
+// float32 [batch, heads] view of the call's rows, alibi_batch_stride floats apart;
+// with a stride of 0 it stays [heads]. (BROADCAST_KV needs no keyword: the k and v
+// arrays carry their stride of 0.)
+bool alibi_batch_keywords(const attncheck_call_v3& c, PyObject* kw) {
+  if (c.alibi_batch_stride == 0 || !c.v2.alibi_slopes) return true;
+  const npy_intp dims[2] = {c.v2.batch, c.v2.heads};
+  const int64_t stride[2] = {c.alibi_batch_stride, 1};
+  return put(kw, "alibi_slopes", view_of(c.v2.alibi_slopes, 2, dims, stride, 4, NPY_FLOAT32));
+}
+
 constexpr V3Keywords kV3Keywords[] = {
     {ATTNCHECK_FEATURE_PACKED, packed_keywords},
+    {ATTNCHECK_FEATURE_ALIBI_BATCH, alibi_batch_keywords},
     {ATTNCHECK_FEATURE_PAGED, paged_keywords},
     {ATTNCHECK_FEATURE_KV_FORMATS, kv_format_keywords},
 };

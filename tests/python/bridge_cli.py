@@ -240,6 +240,16 @@ elif scenario == "packed-fault":
     expect(rc == 1 and got["matches_oracle"]["status"] == "pass", "padded keys are right", out)
     for law in PACKED_LAWS:
         expect(got[law]["status"] == "fail", f"{law} fails", out)
+elif scenario == "alibi-broadcast-passes":
+    # ABI v3's ALIBI_BATCH and BROADCAST_KV through the bridge: alibi_slopes as
+    # [batch, heads] rows, k and v with a stride of 0 (NumPy reads them as they come).
+    # Were the rows passed as row 0's [heads], alibi_batch_matches_alone would fail.
+    laws = ["alibi_batch_matches_alone", "broadcast_equals_materialized", "matches_oracle"]
+    rc, got, out = run(fixture("alibi_broadcast.py:attention"), "--seed", "5", "--cases", "30", "--min-judged", "10",
+                       *[a for law in laws for a in ("--law", law)])
+    expect(rc == 0, "a correct NumPy attention passes with slopes per batch entry and expanded K and V", out)
+    for law in laws:
+        expect(got[law]["status"] == "pass" and got[law]["judged"] >= 10, f"{law} judged >= 10 cases: {got[law]}", out)
 elif scenario == "paged-passes":
     # ABI v3's paged caches through the bridge: "paged" declared, k and v the page pool
     # [num_pages, kv_heads, page_size, d] and block_table, page_size, num_pages,
