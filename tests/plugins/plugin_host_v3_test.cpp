@@ -120,7 +120,9 @@ TEST(PluginHostV3, DeclarationsBeyondV2AreLoadedAndNamedAsNotJudged) {
   EXPECT_EQ(impl->features(),
             kAllFeatures | kPackedFeature | kPagedFeature | kKvFormatsFeature | kAlibiBatchFeature | kBroadcastKvFeature);
   EXPECT_EQ(impl->kv_formats(), (1u << ATTNCHECK_KV_INT4) | (1u << ATTNCHECK_KV_Q8_0) | (1u << ATTNCHECK_KV_Q4_0));
-  // Q_AS_Q8_0 is judged (the bound widens by it); KV_PRECISION is not yet.
+  // Q_AS_Q8_0 is judged (the bound widens by it); KV_PRECISION is not yet. Both reach the
+  // generator (Implementation::numerics), which sets the bits that apply to each call.
+  EXPECT_EQ(impl->numerics(), ATTNCHECK_NUMERICS_Q_AS_Q8_0 | ATTNCHECK_NUMERICS_KV_PRECISION);
   const std::vector<std::string> want = {"numerics kv_precision"};
   EXPECT_EQ(impl->declared_not_judged(), want);
   // Its promises (DETERMINISTIC | BATCH_INVARIANT) reach the laws, which judge them: not named above.
