@@ -21,6 +21,12 @@
 //      built-ins, tallied by the case's first version-3 feature (formats, paged,
 //      packed, alibi_batch, v_view, broadcast, or none drawn); three cases in four
 //      require formats, paged keys or packed sequences in turn.
+//  (typical) with --typical N: N Gaussian cases per dtype (f32, f16, bf16) drawn as the
+//      accuracy law draws them (head_dim 64 and up, 16 keys and up, every v2 feature the
+//      model covers), each run by the three built-ins: every graded element's error
+//      divided by the typical-error model's standard deviation (oracle/typical_error.h;
+//      for f16 and bf16 the careful kernel storing in 16 bits, as the law judges), pooled:
+//      their root-mean-square and how often |ratio| exceeds 1 to 4, beside a Gaussian's.
 //  (grad) with --grad N: N random backward problems from sample_problem
 //      (GenOptions::required has kBackwardFeature, every feature and value
 //      family, every dtype), and --long-rows N more of 4,096 keys per row (or
@@ -30,7 +36,8 @@
 //      gradient bound (src/oracle/grad_oracle.h); f64 gradients off by a
 //      relative 1e-6 flagged.
 //
-// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--v3 N] [--grad N] [--seed S]
+// Usage: build/bench/validate_bound [--cases N] [--long-rows N] [--decode N] [--v2 N] [--v3 N] [--typical N]
+//                                   [--grad N] [--seed S]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -49,6 +56,7 @@
 #include "impls/typed_call.h"
 #include "oracle/grad_oracle.h"
 #include "oracle/oracle.h"
+#include "oracle/typical_error.h"
 #include "gen/generators.h"
 #include "plain_v2_attention.h"
 #include "plain_v2_backward.h"
@@ -208,6 +216,7 @@ int usage(const char* argv0, int rc) {
                "                 up to 256, every dtype; and (N+3)/4 long f16/bf16 rows for the faulty acc16 (default 0)\n"
                "  --v2 N         random ABI v2 cases, every feature, dtype and value family (default 0)\n"
                "  --v3 N         random cases with version 3's features too (paged, packed, stored formats, ...)\n"
+               "  --typical N    Gaussian cases per dtype: the built-ins' errors against the typical-error model\n"
                "  --grad N       random backward problems, every feature, dtype and value family, and --long-rows\n"
                "                 long f32/f64 backward rows (default 0)\n"
                "  --seed S       (default 20261130)\n"
@@ -220,7 +229,7 @@ int usage(const char* argv0, int rc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long cases = 100000, long_rows = 200, decode = 0, v2 = 0, v3 = 0, grad = 0;
+  long cases = 100000, long_rows = 200, decode = 0, v2 = 0, v3 = 0, typical = 0, grad = 0;
   uint64_t seed = 20261130;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(argv[0], 0);
@@ -230,6 +239,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--decode")) decode = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--v2")) v2 = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--v3")) v3 = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--typical")) typical = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--grad")) grad = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
     else return usage(argv[0], 2);
@@ -472,6 +482,45 @@ int main(int argc, char** argv) {
     for (const auto& [kind, n] : v3_kind_cases) std::printf(" %s %ld", kind.c_str(), n);
     std::printf("\n");
     print(v3_tallies);
+  }
+  // typical: the model's calibration on the built-ins (the accuracy law's draws).
+  for (const DType dt : {DType::f32, DType::f16, DType::bf16}) {
+    if (typical <= 0) break;
+    GenOptions tg;
+    tg.dtypes = {dt};
+    tg.families = kGaussian;
+    tg.features = kAllFeatures & ~(ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
+                                   ATTNCHECK_FEATURE_SINKS);
+    tg.min_kv_len = std::max<int64_t>(tg.min_kv_len, 16);
+    tg.min_head_dim = std::max<int64_t>(tg.min_head_dim, std::min<int64_t>(tg.max_head_dim, 64));
+    double sum2 = 0;
+    long n = 0, graded_cases = 0, beyond[4] = {0, 0, 0, 0};
+    for (long c = 0; c < typical; ++c) {
+      const Problem p = sample_problem(tg, seed * 29 + c, static_cast<int>(c % 101));
+      if (!typical_error_model_excludes(p).empty()) continue;
+      const OracleResult o = oracle(p);
+      const std::vector<double> t = typical_error(p, o, dt != DType::f32);
+      bool graded = false;
+      for (auto& impl : impls) {
+        const Outcome out = impl->run(p);
+        if (out.status != CallStatus::ok) continue;
+        for (std::size_t e = 0; e < t.size(); ++e) {
+          if (!(std::isfinite(t[e]) && t[e] > 0)) continue;
+          const double r = (out.out[e] - o.exact[e]) / t[e];
+          sum2 += r * r;
+          ++n;
+          for (int k = 0; k < 4; ++k) beyond[k] += std::abs(r) > k + 1;
+          graded = true;
+        }
+      }
+      graded_cases += graded;
+    }
+    std::printf("(typical) %s: %ld of %ld Gaussian cases graded, %ld element errors of the three built-ins over the "
+                "model's standard deviation: rms %.3f; |ratio| > 1, 2, 3, 4: %.4f %.4f %.5f %.6f (a Gaussian's: 0.3173 "
+                "0.0455 0.00270 0.000063)\n",
+                std::string(dtype_name(dt)).c_str(), graded_cases, typical, n, n ? std::sqrt(sum2 / n) : 0.0,
+                n ? double(beyond[0]) / n : 0.0, n ? double(beyond[1]) / n : 0.0, n ? double(beyond[2]) / n : 0.0,
+                n ? double(beyond[3]) / n : 0.0);
   }
   if (grad > 0) {
     std::printf("grad: %ld random backward problems (sample_problem, every feature and value family, every dtype) and"
