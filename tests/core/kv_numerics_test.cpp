@@ -161,6 +161,50 @@ TEST(NumericsDraws, TheBitIsSetExactlyWhereItApplies) {
   EXPECT_EQ(with_bit, block_k);
 }
 
+// KV_PRECISION (declared, not judged yet: no problem holds the bit) still gets the spec's
+// preconditions where it applies (dtype f32, K or V in F16, BF16, Q8_0 or Q4_0): q, keys and
+// values below 2^15 and every partial sum sum_c |q_c k_jc| of a live key too. Some of the
+// same seeds drawn without the declaration break them (large value families).
+TEST(NumericsDraws, KvPrecisionKeepsPartialSumsBelow2To15) {
+  GenOptions o;
+  o.dtypes = {DType::f32};
+  o.features = (kAllFeatures & ~ATTNCHECK_FEATURE_STRIDES) | kKvFormatsFeature;
+  o.required = kKvFormatsFeature;
+  o.kv_formats = (1u << 9) - 2;
+  o.head_dims = {32, 64};
+  o.same_dims = true;
+  GenOptions declared = o;
+  declared.numerics = ATTNCHECK_NUMERICS_KV_PRECISION;
+  auto largest_partial_sum = [](const Problem& p) {
+    double worst = 0;
+    for (int64_t bh = 0; bh < p.shape.batch * p.shape.heads; ++bh)
+      for (int64_t i = 0; i < p.shape.q_len; ++i)
+        for (int64_t j = 0; j < p.kv_len_of(bh / p.shape.heads); ++j) {
+          double sum = 0;
+          for (int64_t c = 0; c < p.shape.head_dim; ++c)
+            sum += std::abs(p.q[p.q_at(bh, i, c)] * p.k[p.k_at(p.kv_of(bh), j, c)]);
+          worst = std::max(worst, sum);
+        }
+    return worst;
+  };
+  int applies = 0, plain_breaks = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    const Problem p = sample_problem(declared, seed, 30);
+    ASSERT_EQ(p.inconsistency(), "") << "seed " << seed;
+    EXPECT_EQ(p.numerics, 0) << "seed " << seed << ": KV_PRECISION is not judged yet";
+    if (!(numerics_that_apply(p, kNumericsKvPrecision) & kNumericsKvPrecision)) continue;
+    ++applies;
+    EXPECT_LT(largest_partial_sum(p), kNumericsQueryLimit) << "seed " << seed << ": " << p.header();
+    for (const auto* t : {&p.q, &p.k, &p.v})
+      for (double x : *t)
+        if (std::isfinite(x)) EXPECT_LT(std::abs(x), kNumericsQueryLimit) << "seed " << seed;
+    const Problem plain = sample_problem(o, seed, 30);
+    plain_breaks += largest_partial_sum(plain) >= kNumericsQueryLimit;
+  }
+  EXPECT_GT(applies, 20);
+  EXPECT_GT(plain_breaks, 0) << "no drawn case needed the precondition: the test shows nothing";
+}
+
 RunOptions numerics_options(uint64_t seed) {
   RunOptions o;
   o.seed = seed;
