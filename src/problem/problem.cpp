@@ -343,6 +343,7 @@ std::string Problem::inconsistency() const {
   if (auto msg = paging_inconsistency(*this); !msg.empty()) return msg;
   if (auto msg = kv_storage_inconsistency(*this); !msg.empty()) return msg;
   if (auto msg = v_view_inconsistency(*this); !msg.empty()) return msg;
+  if (auto msg = numerics_inconsistency(*this); !msg.empty()) return msg;
   if (!(softcap == 0 || (std::isfinite(softcap) && softcap > 0))) return "softcap must be 0 (none) or finite and > 0";
   for (const auto* per_head : {&alibi_slopes, &sinks}) {
     if (per_head->empty()) continue;
