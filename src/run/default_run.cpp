@@ -21,42 +21,35 @@ std::vector<Target> default_targets(bool default_catalogue) {
     // A member that breaks a promise is as accurate as the references: only
     // the laws of the promises it makes can catch it, and only those run.
     const bool breaks_a_promise = b.kind == BuiltinKind::zoo && b.promises != 0;
-    // A member of ABI v3's paged keys is reference's on every unpaged call:
-    // only the laws about paging (which require it) run, as its faults are paged.
-    const bool paged_only = b.kind == BuiltinKind::zoo && (b.features & kPagedFeature) && b.forward_v3 && reference &&
-                            b.forward_v2 == reference->forward_v2;
-    // Likewise a member of ABI v3's ALiBi slopes per (batch, head): reference's
-    // on every call whose slopes are version 2's [heads].
-    const bool alibi_batch_only = b.kind == BuiltinKind::zoo && (b.features & kAlibiBatchFeature) && b.forward_v3 &&
-                                  reference && b.forward_v2 == reference->forward_v2;
-    // And a member of ABI v3's broadcast K and V: reference's on every dense call.
-    const bool broadcast_only = b.kind == BuiltinKind::zoo && (b.features & kBroadcastKvFeature) && b.forward_v3 &&
-                                reference && b.forward_v2 == reference->forward_v2;
+    // A member of a version-3 feature is reference's on every call without
+    // that feature (its v2 entry is reference's): only the laws about the
+    // feature (which require it) run, as its fault is there. Its feature is
+    // the first of these it declares (a paged or stored-format member also
+    // declares PACKED, whose laws its fault does not reach).
+    FeatureBits own_feature = 0;
+    if (b.kind == BuiltinKind::zoo && b.forward_v3 && reference && b.forward_v2 == reference->forward_v2)
+      for (const FeatureBits f : {kPagedFeature, kKvFormatsFeature, kAlibiBatchFeature, kBroadcastKvFeature,
+                                  kVViewFeature, kPackedFeature})
+        if (b.features & f) {
+          own_feature = f;
+          break;
+        }
     targets.push_back(Target{
         .name = name,
         .source = "builtin:" + name,
         .open = builtin_factory(name),
         .new_instance_per_law = true,
         .expectation = b.kind == BuiltinKind::reference ? Expectation::must_pass : Expectation::must_be_caught,
-        .only_laws_requiring = forward_is_references ? kBackwardFeature
-                               : paged_only          ? kPagedFeature
-                               : alibi_batch_only    ? kAlibiBatchFeature
-                               : broadcast_only      ? kBroadcastKvFeature
-                                                     : FeatureBits{0},
+        .only_laws_requiring = forward_is_references ? kBackwardFeature : own_feature,
         .only_reason = breaks_a_promise
                            ? "not run in the embedded default: " + name + " is as accurate as the references but for "
                                  "the last bits its ABI v3 promise forbids; only the laws of its promises run"
                        : forward_is_references
                            ? "not run in the embedded default: " + name + "'s forward is reference's, judged in reference's row"
-                       : paged_only
-                           ? "not run in the embedded default: " + name + " is reference's on every unpaged call; only "
-                                 "the laws about paged keys run"
-                       : alibi_batch_only
-                           ? "not run in the embedded default: " + name + " is reference's on every call with version "
-                                 "2's ALiBi slopes; only the laws about slopes per (batch, head) run"
-                       : broadcast_only
-                           ? "not run in the embedded default: " + name + " is reference's on every call with dense k "
-                                 "and v; only the laws about broadcast K and V run"
+                       : own_feature
+                           ? "not run in the embedded default: " + name + " is reference's on every call without ABI v3's " +
+                                 std::string(feature_name(own_feature)) + "; only the laws about " +
+                                 std::string(feature_name(own_feature)) + " run"
                            : std::string(),
         .only_laws_promising = breaks_a_promise ? b.promises : 0u,
         .extra_laws = default_catalogue ? pinned_opt_in_laws(b) : std::vector<const Law*>{},
