@@ -102,6 +102,22 @@ TEST(FuzzProblems, TheEmptyInputIsTheSimplestProblem) {
   for (double x : b.dout) EXPECT_EQ(x, 0.0);
 }
 
+// The fuzz smoke's timeouts of 2026-12-07 (fuzz_differential, fuzz_overflow): once a
+// source of choices is exhausted it answers 0 for ever, and draw_kv_broadcast looped
+// until k or v was expanded, which with every choice 0 never happened. The empty
+// input, with broadcast K/V required and two batch entries (an axis to expand over),
+// must end with a consistent problem, v expanded.
+TEST(FuzzProblems, AnExhaustedSourceEndsEveryDraw) {
+  GenOptions o = fuzz_options(kAllFeatures | kBroadcastKvFeature);
+  o.required = kBroadcastKvFeature;
+  o.min_batch = 2;
+  o.max_batch = std::max<int64_t>(o.max_batch, 2);
+  const Problem p = problem_from_bytes(o, nullptr, 0);
+  EXPECT_EQ(p.inconsistency(), "");
+  EXPECT_EQ(p.shape.batch, 2);
+  EXPECT_TRUE(p.features() & kBroadcastKvFeature) << feature_list(p.features());
+}
+
 TEST(FuzzProblems, CapsHoldAndAreReached) {
   std::mt19937_64 r(5);
   Shape most{};

@@ -234,11 +234,15 @@ void draw_kv_broadcast(C& r, Problem& p) {
   if (p.is_backward() || p.packed_k() || p.paged() || p.kv_formatted() || p.v_view_of_k) return;
   const int64_t axes = (p.shape.batch > 1 ? kKvBroadcastBatch : 0) | (p.shape.kv_head_count() > 1 ? kKvBroadcastHeads : 0);
   if (axes == 0) return;
-  int64_t how_k = 0, how_v = 0;
-  while (how_k == 0 && how_v == 0) {
-    how_k = axes & r.integer(0, 3);
-    how_v = r.chance(0.6) ? how_k : axes & r.integer(0, 3);
-  }
+  // No rejection loop: a source of choices may be exhausted and answer the
+  // same choice for ever (the fuzzers' bytes: a loop until k or v is expanded
+  // never ended). k dense, v is expanded over some of the axes.
+  const auto some_axes = [&] {
+    const int64_t how = axes & r.integer(1, 3);
+    return how ? how : axes;
+  };
+  const int64_t how_k = axes & r.integer(0, 3);
+  const int64_t how_v = how_k == 0 ? some_axes() : r.chance(0.6) ? how_k : axes & r.integer(0, 3);
   if (how_k) expand_kv(p, true, how_k);
   if (how_v) expand_kv(p, false, how_v);
 }

@@ -33,7 +33,7 @@ void keep_partial_sums_in_binary16(Problem& p) {
       worst = std::max(worst, sum);
     }
   int e = 0;
-  while (std::ldexp(worst, -e) >= kNumericsQueryLimit / 2) ++e;
+  while (std::isfinite(worst) && std::ldexp(worst, -e) >= kNumericsQueryLimit / 2) ++e;  // (inf: never ends)
   if (e > 0)
     for (double& x : p.q) x = round_to(p.dtype, std::ldexp(x, -e));  // (f32: exact unless it goes subnormal)
 }
@@ -49,7 +49,7 @@ void keep_dtype_side_in_binary16(Problem& p, bool is_k) {
   for (double e : x)
     if (std::isfinite(e)) worst = std::max(worst, std::abs(e));
   int e = 0;
-  while (std::ldexp(worst, -e) >= kNumericsQueryLimit / 2) ++e;
+  while (std::isfinite(worst) && std::ldexp(worst, -e) >= kNumericsQueryLimit / 2) ++e;  // (inf: never ends)
   if (e > 0)
     for (double& y : x)
       if (std::isfinite(y)) y = round_to(p.dtype, std::ldexp(y, -e));
