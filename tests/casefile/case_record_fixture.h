@@ -1,8 +1,11 @@
-// What the case-file tests of ABI v3's fields (packed, paged, stored K/V formats) share:
-// values every dtype holds exactly, and a record around a problem as a law's failure
-// would save it.
+// What the case-file tests of ABI v3's fields (packed, paged, stored K/V formats,
+// per-batch ALiBi, broadcast K/V, numerics) share: values every dtype holds exactly, a
+// record around a problem as a law's failure would save it, and a damaged file's refusal.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <exception>
 #include <string>
 
 #include "casefile/case_file.h"
@@ -28,6 +31,22 @@ inline CaseRecord record_of(const Problem& p, const std::string& law, const std:
   r.seed = 5;
   r.date = date;
   return r;
+}
+
+// `text` (a case file) with its first `from` replaced by `to` must be refused
+// by the reader, with `words` in the message (the damaged field, named).
+inline void expect_refused(const std::string& text, const std::string& from, const std::string& to,
+                           const std::string& words) {
+  std::string bad = text;
+  const std::size_t at = bad.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  bad.replace(at, from.size(), to);
+  try {
+    case_from_json(bad, "bad.json");
+    ADD_FAILURE() << "accepted: " << to;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace attncheck::test
