@@ -58,6 +58,7 @@
 #include "oracle/oracle.h"
 #include "oracle/typical_error.h"
 #include "gen/generators.h"
+#include "law_framework/law.h"
 #include "plain_v2_attention.h"
 #include "plain_v2_backward.h"
 #include "sixteen_bit_attention.h"
@@ -486,13 +487,12 @@ int main(int argc, char** argv) {
   // typical: the model's calibration on the built-ins (the accuracy law's draws).
   for (const DType dt : {DType::f32, DType::f16, DType::bf16}) {
     if (typical <= 0) break;
+    // The law's own draws (its features and tailor), in this one dtype.
+    static const Law* const law = find_law("accuracy_within_typical");
     GenOptions tg;
     tg.dtypes = {dt};
-    tg.families = kGaussian;
-    tg.features = kAllFeatures & ~(ATTNCHECK_FEATURE_SOFTCAP | ATTNCHECK_FEATURE_BIAS | ATTNCHECK_FEATURE_ALIBI |
-                                   ATTNCHECK_FEATURE_SINKS);
-    tg.min_kv_len = std::max<int64_t>(tg.min_kv_len, 16);
-    tg.min_head_dim = std::max<int64_t>(tg.min_head_dim, std::min<int64_t>(tg.max_head_dim, 64));
+    tg.features = law->features;
+    law->tailor(tg);
     double sum2 = 0;
     long n = 0, graded_cases = 0, beyond[4] = {0, 0, 0, 0};
     for (long c = 0; c < typical; ++c) {
