@@ -21,8 +21,6 @@
 // key), and by packed_equals_padded (its padded twin is right) where a drawn
 // case already has one.
 #include <cstdint>
-#include <cstring>
-#include <limits>
 
 #include "impls/kernels.h"
 #include "impls/zoo/packed_members.h"
@@ -33,20 +31,6 @@ namespace {
 
 constexpr int64_t kSplitKeys = 64;
 
-// A quiet NaN in the call's dtype at `at` (f64, f32, binary16 or bfloat16).
-void write_split_nan(void* at, attncheck_dtype dtype) {
-  if (dtype == ATTNCHECK_F64) {
-    const double x = std::numeric_limits<double>::quiet_NaN();
-    std::memcpy(at, &x, sizeof x);
-  } else if (dtype == ATTNCHECK_F32) {
-    const float x = std::numeric_limits<float>::quiet_NaN();
-    std::memcpy(at, &x, sizeof x);
-  } else {
-    const uint16_t bits = dtype == ATTNCHECK_F16 ? 0x7E00 : 0x7FC0;
-    std::memcpy(at, &bits, sizeof bits);
-  }
-}
-
 }  // namespace
 
 int packed_empty_split_nan_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len) {
@@ -55,20 +39,10 @@ int packed_empty_split_nan_forward_v3(const attncheck_call_v3* call, char* err, 
   const attncheck_call_v2& c = call->v2;
   const int64_t splits = (c.kv_len + kSplitKeys - 1) / kSplitKeys;
   if (splits < 2) return rc;
-  const int64_t e = c.dtype == ATTNCHECK_F64 ? 8 : c.dtype == ATTNCHECK_F32 ? 4 : 2;
   for (int64_t b = 0; b < c.batch; ++b) {
     const int64_t lk = c.kv_lens ? c.kv_lens[b] : call->cu_seqlens_k[b + 1] - call->cu_seqlens_k[b];
     if (lk == 0 || (lk + kSplitKeys - 1) / kSplitKeys == splits) continue;  // no empty partition
-    // Query rows of b: rows first .. first+lq-1 of its slot (packed: of the buffer, stride[0] = 0).
-    const int64_t first = call->cu_seqlens_q ? call->cu_seqlens_q[b] : 0;
-    const int64_t lq = c.q_lens ? c.q_lens[b] : call->cu_seqlens_q ? call->cu_seqlens_q[b + 1] - first : c.q_len;
-    for (int64_t h = 0; h < c.heads; ++h)
-      for (int64_t i = 0; i < lq; ++i)
-        for (int64_t ch = 0; ch < c.value_dim; ++ch) {
-          const int64_t at = b * c.out.stride[0] + h * c.out.stride[1] + (first + i) * c.out.stride[2] +
-                             ch * c.out.stride[3];
-          write_split_nan(static_cast<uint8_t*>(c.out.data) + at * e, c.dtype);
-        }
+    write_sequence_out_nan(*call, b);
   }
   return rc;
 }

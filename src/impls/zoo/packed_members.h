@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "attncheck/plugin_v3.h"
 
@@ -22,5 +23,9 @@ int packed_outputs_sorted_forward_v3(const attncheck_call_v3* call, char* err, s
 // packed_keyless_rows_nan: in a packed call, a sequence with rows but no keys
 // gets out = 0/0 = NaN (no guard for an empty key range).
 int packed_keyless_rows_nan_forward_v3(const attncheck_call_v3* call, char* err, size_t err_len);
+
+// Sequence b's live out rows (its first Lq rows, every head and channel) set to
+// NaN in the call's dtype: the 0/0 both NaN members write (packed_nan_rows.cpp).
+void write_sequence_out_nan(const attncheck_call_v3& call, int64_t b);
 
 }  // namespace attncheck
